@@ -1,0 +1,81 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "qgemm/format.h"
+#include "qgemm/quantized.h"
+#include "qgemm/status.h"
+
+namespace qgemm {
+
+/// Who runs a layer.
+enum class BackendKind {
+  kAuto,  ///< the router picks: jit, then qdq, then cpu
+  kJit,   ///< NVRTC-compiled fused kernels
+  kQdq,   ///< dequantize to fp16/bf16 on the GPU, then cuBLASLt
+  kCpu,   ///< the CPU reference (host memory, or copies to and from the GPU)
+};
+
+Expected<BackendKind> parse_backend(std::string_view name);
+const char* backend_name(BackendKind kind);
+
+/// How a Linear layer is built.
+struct LinearOptions {
+  ActFormat act;                         ///< format of the activations passed to run()
+  DType out = DType::bf16();             ///< output type: bf16, fp16 or fp32
+  BackendKind backend = BackendKind::kAuto;
+  int device = 0;                        ///< GPU ordinal; -1 = host memory (cpu backend only)
+  std::string tuning_table;              ///< tuning table path; "" = default search path
+};
+
+/// One call of a Linear layer: C[m, N] = A[m, K] . W^T (+ bias). Pointers are device pointers
+/// on a GPU layer and host pointers on a host layer (device -1).
+struct LinearArgs {
+  int64_t m = 0;
+  const void* a = nullptr;          ///< [m, K] row-major, elements of the activation type
+  const float* a_scales = nullptr;  ///< activation scales as in QuantizedActivations::scales
+  const void* bias = nullptr;       ///< optional [N] in the output type
+  void* c = nullptr;                ///< [m, N] row-major, output type
+  void* workspace = nullptr;        ///< at least workspace_bytes(m) bytes, or null if that is 0
+  size_t workspace_bytes = 0;
+  void* stream = nullptr;           ///< CUstream; null = the default stream
+};
+
+namespace detail {
+class LinearImpl;
+}
+
+/// A quantized linear layer: owns the weights in the chosen backend's layout and a plan.
+///
+///   auto layer = Linear::create(quantized_weight, options);   // validates, routes, packs
+///   layer->prepare(max_tokens);                                // compiles every kernel needed
+///   layer->run(args);                                          // no compile, no allocation
+class Linear {
+ public:
+  static Expected<Linear> create(const QuantizedWeight& weight, const LinearOptions& options);
+
+  /// Compiles (or loads from the cache) every kernel the plan needs for m <= max_tokens.
+  Status prepare(int64_t max_tokens);
+  /// Scratch bytes run() needs for m tokens (split-K partials, padded activations).
+  size_t workspace_bytes(int64_t m) const;
+  /// Runs one call. Never compiles or allocates; safe to capture in a CUDA graph (jit, qdq).
+  Status run(const LinearArgs& args) const;
+
+  int64_t n() const;
+  int64_t k() const;
+  const LinearOptions& options() const;
+  /// The backend that runs this layer ("jit", "qdq" or "cpu").
+  std::string backend() const;
+  /// Why that backend was chosen, with every backend's answer and the kernels per M bucket.
+  std::string explain() const;
+
+ private:
+  explicit Linear(std::shared_ptr<detail::LinearImpl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<detail::LinearImpl> impl_;
+};
+
+}  // namespace qgemm

@@ -1,0 +1,133 @@
+#include "qgemm/linear.h"
+
+#include <mutex>
+
+#include "api/router.h"
+#include "backend/backend.h"
+
+namespace qgemm {
+namespace detail {
+
+class LinearImpl {
+ public:
+  LinearOptions options;
+  LayerProblem problem;
+  Route route;
+  std::unique_ptr<PreparedLayer> layer;
+  int64_t prepared_tokens = 0;
+};
+
+}  // namespace detail
+
+Expected<BackendKind> parse_backend(std::string_view name) {
+  if (name == "auto") return BackendKind::kAuto;
+  if (name == "jit") return BackendKind::kJit;
+  if (name == "qdq") return BackendKind::kQdq;
+  if (name == "cpu") return BackendKind::kCpu;
+  return invalid_argument(str("unknown backend '", name, "'; accepted: auto, jit, qdq, cpu"));
+}
+
+const char* backend_name(BackendKind kind) {
+  switch (kind) {
+    case BackendKind::kAuto:
+      return "auto";
+    case BackendKind::kJit:
+      return "jit";
+    case BackendKind::kQdq:
+      return "qdq";
+    case BackendKind::kCpu:
+      return "cpu";
+  }
+  return "?";
+}
+
+namespace {
+
+Status validate_options(const QuantizedWeight& w, const LinearOptions& o) {
+  QGEMM_RETURN_IF_ERROR(w.validate());
+  if (w.experts != 1)
+    return invalid_argument(str("qgemm::Linear: the weight is an expert stack (E=", w.experts,
+                                "); Linear takes one [N, K] weight"));
+  QGEMM_RETURN_IF_ERROR(o.act.validate());
+  Status k_ok = o.act.check_shape(w.k);
+  if (!k_ok.ok()) return invalid_argument(str("qgemm::Linear: ", k_ok.message()));
+  if (!(o.out == DType::bf16() || o.out == DType::fp16() || o.out == DType::fp32()))
+    return invalid_argument(str("qgemm::Linear: output type ", o.out.name(),
+                                " is not supported; accepted: bf16, fp16, fp32"));
+  if (o.device < -1)
+    return invalid_argument(str("qgemm::Linear: device ", o.device, " is not a GPU ordinal (>= 0) "
+                                "or -1 (host memory)"));
+  return Status();
+}
+
+}  // namespace
+
+Expected<Linear> Linear::create(const QuantizedWeight& weight, const LinearOptions& options) {
+  QGEMM_RETURN_IF_ERROR(validate_options(weight, options));
+  auto impl = std::make_shared<detail::LinearImpl>();
+  impl->options = options;
+  LayerProblem& p = impl->problem;
+  p.n = weight.n;
+  p.k = weight.k;
+  p.weight = weight.format;
+  p.act = options.act;
+  p.out = options.out;
+  p.device = options.device;
+  if (options.device >= 0) {
+    const auto devices = list_devices();
+    if (options.device >= int(devices.size())) {
+      const std::string why = devices.empty() ? no_gpu_reason() : str(devices.size(), " GPU(s) found");
+      return invalid_argument(str("qgemm::Linear: device ", options.device, " is not available (",
+                                  why, "); use device = -1 to run on host memory"));
+    }
+    p.device_info = devices[options.device];
+  }
+  auto r = route(p, options.backend);
+  if (!r) return r.status();
+  impl->route = *r;
+  auto layer = impl->route.chosen->build(weight, p);
+  if (!layer) return layer.status();
+  impl->layer = std::move(*layer);
+  return Linear(impl);
+}
+
+Status Linear::prepare(int64_t max_tokens) {
+  if (max_tokens <= 0)
+    return invalid_argument(str("qgemm::Linear::prepare: max_tokens=", max_tokens, " must be positive"));
+  QGEMM_RETURN_IF_ERROR(impl_->layer->prepare(max_tokens));
+  impl_->prepared_tokens = std::max(impl_->prepared_tokens, max_tokens);
+  return Status();
+}
+
+size_t Linear::workspace_bytes(int64_t m) const { return impl_->layer->workspace_bytes(m); }
+
+Status Linear::run(const LinearArgs& args) const {
+  const char* where = "qgemm::Linear::run";
+  if (args.m <= 0) return invalid_argument(str(where, ": m=", args.m, " must be positive"));
+  if (args.a == nullptr) return invalid_argument(str(where, ": activation pointer a is null"));
+  if (args.c == nullptr) return invalid_argument(str(where, ": output pointer c is null"));
+  if (impl_->options.act.is_quantized() && args.a_scales == nullptr)
+    return invalid_argument(str(where, ": activations are ", impl_->options.act.to_string(),
+                                " but a_scales is null"));
+  const size_t need = workspace_bytes(args.m);
+  if (need > 0 && (args.workspace == nullptr || args.workspace_bytes < need))
+    return invalid_argument(str(where, ": m=", args.m, " needs a workspace of ", need,
+                                " bytes, got ", args.workspace_bytes,
+                                args.workspace ? "" : " (null pointer)"));
+  if (args.m > impl_->prepared_tokens)
+    return invalid_argument(str(where, ": m=", args.m, " exceeds prepare(max_tokens=",
+                                impl_->prepared_tokens, "); call prepare() with a larger bound"));
+  return impl_->layer->run(args);
+}
+
+int64_t Linear::n() const { return impl_->problem.n; }
+int64_t Linear::k() const { return impl_->problem.k; }
+const LinearOptions& Linear::options() const { return impl_->options; }
+std::string Linear::backend() const { return backend_name(impl_->route.chosen->kind()); }
+
+std::string Linear::explain() const {
+  return str("layer ", impl_->problem.to_string(), "\nbackends:\n", impl_->route.explain(),
+             "plan:\n  ", impl_->layer->describe(), "\n");
+}
+
+}  // namespace qgemm

@@ -1,0 +1,62 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "qgemm/device.h"
+#include "qgemm/linear.h"
+#include "qgemm/quantized.h"
+
+namespace qgemm {
+
+/// Everything a backend needs to decide whether it can run a layer.
+struct LayerProblem {
+  int64_t n = 0;
+  int64_t k = 0;
+  int64_t experts = 1;
+  WeightFormat weight;
+  ActFormat act;
+  DType out = DType::bf16();
+  int device = 0;        ///< GPU ordinal, -1 = host memory
+  DeviceInfo device_info;  ///< the GPU (or a preset); sm() == 0 when there is none
+
+  std::string to_string() const;
+};
+
+/// A backend's answer to "can you run this?": yes, or no and why.
+struct Support {
+  bool ok = false;
+  std::string reason;
+  static Support yes() { return {true, ""}; }
+  static Support no(std::string why) { return {false, std::move(why)}; }
+};
+
+/// A layer built by a backend: weights in its layout, kernels planned.
+class PreparedLayer {
+ public:
+  virtual ~PreparedLayer() = default;
+  virtual Status prepare(int64_t max_tokens) = 0;
+  virtual size_t workspace_bytes(int64_t m) const = 0;
+  virtual Status run(const LinearArgs& args) const = 0;
+  /// One line per M bucket: which kernel runs it.
+  virtual std::string describe() const = 0;
+};
+
+/// One way of running a layer. supports() must only reject what this backend itself cannot do.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual BackendKind kind() const = 0;
+  virtual Support supports(const LayerProblem& problem) const = 0;
+  virtual Expected<std::unique_ptr<PreparedLayer>> build(const QuantizedWeight& weight,
+                                                         const LayerProblem& problem) const = 0;
+};
+
+const Backend& cpu_backend();
+const Backend& jit_backend();
+const Backend& qdq_backend();
+
+/// Bytes of activation scales for m rows of format `act` (0 for fp16/bf16).
+int64_t act_scale_count(const ActFormat& act, int64_t m, int64_t k);
+
+}  // namespace qgemm

@@ -1,0 +1,12 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace qgemm::cli {
+
+// Each subcommand lives in its own file and registers itself on the app.
+void add_info_command(CLI::App& app);
+void add_formats_command(CLI::App& app);
+void add_verify_command(CLI::App& app);
+
+}  // namespace qgemm::cli
