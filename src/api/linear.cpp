@@ -1,9 +1,11 @@
 #include "qgemm/linear.h"
 
+#include <map>
 #include <mutex>
 
 #include "api/router.h"
 #include "backend/backend.h"
+#include "util/log.h"
 
 namespace qgemm {
 namespace detail {
@@ -82,12 +84,26 @@ Expected<Linear> Linear::create(const QuantizedWeight& weight, const LinearOptio
     }
     p.device_info = devices[options.device];
   }
-  auto r = route(p, options.backend);
-  if (!r) return r.status();
-  impl->route = *r;
-  auto layer = impl->route.chosen->build(weight, p);
-  if (!layer) return layer.status();
-  impl->layer = std::move(*layer);
+  // A backend that accepts the problem can still decline while building (e.g. a scale that does
+  // not fit its compute type); routing then continues with the next one.
+  std::map<BackendKind, std::string> declined;
+  while (true) {
+    auto r = route(p, options.backend, declined);
+    if (!r) return r.status();
+    impl->route = *r;
+    auto layer = impl->route.chosen->build(weight, p);
+    if (layer) {
+      impl->layer = std::move(*layer);
+      break;
+    }
+    if (layer.status().code() != ErrorCode::kUnsupported) return layer.status();
+    declined[impl->route.chosen->kind()] = layer.status().message();
+  }
+  if (options.backend == BackendKind::kAuto && p.device >= 0 &&
+      impl->route.answers.front().kind != impl->route.chosen->kind())
+    log_once(str("qgemm: ", backend_name(impl->route.answers.front().kind), " cannot run ",
+                 p.to_string(), " (", impl->route.answers.front().support.reason, "); using ",
+                 backend_name(impl->route.chosen->kind())));
   return Linear(impl);
 }
 

@@ -4,7 +4,7 @@ namespace qgemm {
 namespace {
 
 std::vector<const Backend*> backends_in_order() {
-  return {&cpu_backend()};
+  return {&jit_backend(), &qdq_backend(), &cpu_backend()};
 }
 
 }  // namespace
@@ -19,11 +19,13 @@ std::string Route::explain() const {
   return s;
 }
 
-Expected<Route> route(const LayerProblem& problem, BackendKind requested) {
+Expected<Route> route(const LayerProblem& problem, BackendKind requested,
+                      const std::map<BackendKind, std::string>& declined) {
   Route r;
   for (const Backend* b : backends_in_order()) {
     if (requested != BackendKind::kAuto && b->kind() != requested) continue;
-    Support s = b->supports(problem);
+    auto it = declined.find(b->kind());
+    Support s = it != declined.end() ? Support::no(it->second) : b->supports(problem);
     r.answers.push_back({b->kind(), s});
     if (s.ok && r.chosen == nullptr) r.chosen = b;
   }

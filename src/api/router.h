@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,9 @@ struct Route {
 };
 
 /// Asks jit, then qdq, then cpu (or only `requested`) and picks the first that says yes.
+/// `declined` holds backends that said yes but then failed to build the layer, with the reason.
 /// Fails only when no backend can run the problem, with every backend's reason.
-Expected<Route> route(const LayerProblem& problem, BackendKind requested);
+Expected<Route> route(const LayerProblem& problem, BackendKind requested,
+                      const std::map<BackendKind, std::string>& declined = {});
 
 }  // namespace qgemm

@@ -1,0 +1,26 @@
+// Arguments of the mma.sync GEMM kernel; plain data shared with the host launcher.
+#pragma once
+
+#include "common/base.cuh"
+
+namespace qgemm {
+
+/// Kernel arguments (passed by value).
+struct MmaGemmParams {
+  const u8* weights;       ///< packed codes, dense/mma_layout.cuh
+  const u32* scales;       ///< [n_tiles][groups][8] (row g | row g+8 << 16) halves, or null
+  const u32* zeros;        ///< zero points, same layout as scales, or null
+  const float* row_scale;  ///< [n] fp32 epilogue factor, or null
+  const u16* a;            ///< [m][lda] fp16/bf16 activations, 16-byte aligned rows
+  const void* bias;        ///< [n] in the output type, or null
+  void* c;                 ///< [m][ldc] output
+  float* partials;         ///< [splits][m][n_tiles * 16] when gridDim.z > 1
+  i32* counters;           ///< one per (x, y) CTA tile, zero between launches, when gridDim.z > 1
+  i32 m, n, k, lda, ldc;   ///< k: columns of a to read (a multiple of 8; beyond it reads zeros)
+  i32 n_tiles;             ///< 16-row tiles in the packed weight
+  i32 k_units;             ///< K units in the packed weight
+  i32 groups;              ///< scale groups along K in the scale table
+  i32 units_per_split;     ///< K units per split (a multiple of kUnitsPerStage)
+};
+
+}  // namespace qgemm

@@ -1,0 +1,81 @@
+// Packed weight layout of the mma.sync GEMM family, shared by the kernel and the host packer.
+//
+// Weights are cut into tiles of 16 rows (output channels n) x one "unit" of K. A unit holds
+// kSteps mma k-steps of 16, so that every lane's codes for the unit fill whole 16-byte vectors:
+//
+//   packed[n_tile][k_unit][vector v][lane]   (16 bytes each; a warp reads 512 contiguous bytes)
+//
+// Lane (g = lane / 4, t = lane % 4) owns, per k-step s, the four A-fragment pairs of mma.m16n8k16:
+//   pair r = 0: row g,   k 2t..2t+1      r = 1: row g+8, k 2t..2t+1
+//   pair r = 2: row g,   k 2t+8..2t+9    r = 3: row g+8, k 2t+8..2t+9
+// numbered q = 4 s + r. A code of b bits is split into bit planes of 8, 4, 2 or 1 bits
+// (b = 3 -> 2+1, 5 -> 4+1, 6 -> 4+2, 7 -> 4+2+1), lowest bits first. Plane p of width w stores
+// 16 / w pairs per 32-bit word: pair i of the word puts the even-k element's bits at
+// [i*w, i*w + w) of the low half and the odd-k element's at the same place in the high half, so
+// one shift and one mask give a pair in both halves (the magic-number conversion then needs no
+// further moves). Per lane and unit, plane p occupies kSteps * w / 4 consecutive words.
+//
+// Codes are stored unsigned: intN as code + 2^(N-1) (offset binary), uintN as is, floats as
+// their raw bits.
+#pragma once
+
+#include "common/base.cuh"
+
+namespace qgemm {
+namespace mma_layout {
+
+/// Mma k-steps per unit: the fewest (at least 4) that fill whole 16-byte vectors per lane.
+QGEMM_HOST_DEVICE constexpr int unit_steps(int bits) {
+  return (bits == 4 || bits == 8) ? 4 : (bits == 2 || bits == 6) ? 8 : 16;
+}
+QGEMM_HOST_DEVICE constexpr int unit_k(int bits) { return 16 * unit_steps(bits); }
+/// 32-bit words per lane per unit.
+QGEMM_HOST_DEVICE constexpr int unit_words(int bits) { return unit_steps(bits) * bits / 4; }
+/// 16-byte vectors per lane per unit.
+QGEMM_HOST_DEVICE constexpr int unit_vectors(int bits) { return unit_words(bits) / 4; }
+/// Bytes of one 16-row tile for one unit.
+QGEMM_HOST_DEVICE constexpr int unit_bytes(int bits) { return unit_vectors(bits) * 512; }
+
+QGEMM_HOST_DEVICE constexpr int plane_count(int bits) {
+  return bits == 3 || bits == 5 || bits == 6 ? 2 : bits == 7 ? 3 : 1;
+}
+/// Width of plane p (lowest bits first).
+QGEMM_HOST_DEVICE constexpr int plane_bits(int bits, int p) {
+  return bits == 3   ? (p == 0 ? 2 : 1)
+         : bits == 5 ? (p == 0 ? 4 : 1)
+         : bits == 6 ? (p == 0 ? 4 : 2)
+         : bits == 7 ? (p == 0 ? 4 : p == 1 ? 2 : 1)
+                     : bits;
+}
+/// Lowest code bit held by plane p.
+QGEMM_HOST_DEVICE constexpr int plane_shift(int bits, int p) {
+  return p == 0 ? 0 : plane_shift(bits, p - 1) + plane_bits(bits, p - 1);
+}
+/// First word of plane p in a lane's unit data.
+QGEMM_HOST_DEVICE constexpr int plane_word(int bits, int p) {
+  return p == 0 ? 0 : plane_word(bits, p - 1) + unit_steps(bits) * plane_bits(bits, p - 1) / 4;
+}
+/// Pairs per 32-bit word in a plane of width w.
+QGEMM_HOST_DEVICE constexpr int pairs_per_word(int w) { return 16 / w; }
+
+}  // namespace mma_layout
+}  // namespace qgemm
+
+namespace qgemm {
+namespace mma_layout {
+
+/// Shared-memory bytes of one pipeline stage of the mma GEMM (weights, activations, scale and
+/// zero-point tables); the kernel and the host launcher both use this.
+QGEMM_HOST_DEVICE constexpr int stage_bytes(int bits, int tiles_cta, int units, int block_m,
+                                            int groups_per_stage, int tables) {
+  return tiles_cta * units * unit_bytes(bits) + block_m * units * unit_k(bits) * 2 +
+         tiles_cta * groups_per_stage * 32 * tables;
+}
+
+/// Scale groups whose tables one stage holds: one when the stage lies inside a group.
+QGEMM_HOST_DEVICE constexpr int groups_per_stage(int group_k, int stage_k) {
+  return group_k <= 0 ? 0 : (group_k >= stage_k ? 1 : stage_k / group_k);
+}
+
+}  // namespace mma_layout
+}  // namespace qgemm

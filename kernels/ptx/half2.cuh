@@ -1,0 +1,96 @@
+// Packed fp16x2 / bf16x2 arithmetic on raw 32-bit registers, and conversions.
+// PTX ISA: "Half Precision Floating-Point Instructions" (fma.rn.{f16x2,bf16x2} need sm_80 for
+// bf16) and "cvt". bf16x2 add/mul are sm_90-only, so they are written as fma here.
+#pragma once
+
+#include "common/base.cuh"
+
+namespace qgemm {
+
+/// Bits of a 16-bit float (fp16: 5/10, bf16: 8/7) holding `v`, which must be exactly
+/// representable and normal (used for small integers and powers of two known at compile time).
+template <Elem kElem>
+QGEMM_HOST_DEVICE constexpr u16 exact_half_bits(double v) {
+  constexpr int man = kElem == Elem::kBf16 ? 7 : 10;
+  constexpr int bias = kElem == Elem::kBf16 ? 127 : 15;
+  if (v == 0) return 0;
+  const u16 sign = v < 0 ? 0x8000 : 0;
+  double a = v < 0 ? -v : v;
+  int e = 0;
+  while (a >= 2) {
+    a /= 2;
+    ++e;
+  }
+  while (a < 1) {
+    a *= 2;
+    --e;
+  }
+  const int mantissa = static_cast<int>((a - 1) * (1 << man));
+  return static_cast<u16>(sign | ((e + bias) << man) | mantissa);
+}
+
+/// Both halves set to `v`.
+template <Elem kElem>
+QGEMM_HOST_DEVICE constexpr u32 exact_half2_bits(double v) {
+  return static_cast<u32>(exact_half_bits<kElem>(v)) * 0x10001u;
+}
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+
+template <Elem kElem>
+QGEMM_DEVICE u32 hfma2(u32 a, u32 b, u32 c) {
+  u32 d;
+  if constexpr (kElem == Elem::kBf16) {
+    asm("fma.rn.bf16x2 %0, %1, %2, %3;\n" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  } else {
+    asm("fma.rn.f16x2 %0, %1, %2, %3;\n" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  }
+  return d;
+}
+
+template <Elem kElem>
+QGEMM_DEVICE u32 hmul2(u32 a, u32 b) {
+  return hfma2<kElem>(a, b, 0x80008000u);  // + (-0) keeps a * b exact and its sign
+}
+
+template <Elem kElem>
+QGEMM_DEVICE u32 hadd2(u32 a, u32 b) {
+  return hfma2<kElem>(a, exact_half2_bits<kElem>(1.0), b);
+}
+
+/// Two floats to one packed pair (lo in the low half), rounded to nearest even.
+template <Elem kElem>
+QGEMM_DEVICE u32 pack_half2(float lo, float hi) {
+  u32 d;
+  if constexpr (kElem == Elem::kBf16) {
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(d) : "f"(hi), "f"(lo));
+  } else {
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(d) : "f"(hi), "f"(lo));
+  }
+  return d;
+}
+
+template <Elem kElem>
+QGEMM_DEVICE float half_to_float(u16 h) {
+  if constexpr (kElem == Elem::kBf16) {
+    return __uint_as_float(static_cast<u32>(h) << 16);
+  } else {
+    float f;
+    asm("cvt.f32.f16 %0, %1;\n" : "=f"(f) : "h"(h));
+    return f;
+  }
+}
+
+/// Selects bytes of {b, a} (PTX prmt): used to broadcast one half of a pair into both halves.
+QGEMM_DEVICE u32 prmt(u32 a, u32 b, u32 selector) {
+  u32 d;
+  asm("prmt.b32 %0, %1, %2, %3;\n" : "=r"(d) : "r"(a), "r"(b), "r"(selector));
+  return d;
+}
+
+QGEMM_DEVICE u32 low_half_both(u32 x) { return prmt(x, 0, 0x1010); }
+QGEMM_DEVICE u32 high_half_both(u32 x) { return prmt(x, 0, 0x3232); }
+
+#endif
+
+}  // namespace qgemm

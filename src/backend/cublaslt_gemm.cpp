@@ -1,0 +1,116 @@
+#include "backend/cublaslt_gemm.h"
+
+#include "backend/cublaslt_library.h"
+
+namespace qgemm {
+namespace {
+
+Expected<cudaDataType_t> cuda_type(DType t) {
+  if (t == DType::bf16()) return CUDA_R_16BF;
+  if (t == DType::fp16()) return CUDA_R_16F;
+  if (t == DType::fp32()) return CUDA_R_32F;
+  if (t == DType::e4m3()) return CUDA_R_8F_E4M3;
+  if (t == DType::e5m2()) return CUDA_R_8F_E5M2;
+  return unsupported(str("cuBLASLt GEMM: type ", t.name(), " is not supported here"));
+}
+
+}  // namespace
+
+Expected<std::shared_ptr<LtGemm>> LtGemm::create(const LtGemmShape& shape, size_t workspace_bytes) {
+  auto lib_or = cublaslt_library();
+  if (!lib_or) return lib_or.status();
+  const CublasLtLibrary* lib = *lib_or;
+  auto a_type = cuda_type(shape.a_type), w_type = cuda_type(shape.w_type),
+       out_type = cuda_type(shape.out_type);
+  for (auto* t : {&a_type, &w_type, &out_type})
+    if (!*t) return t->status();
+  const bool fp8 = shape.a_type.bits == 8;
+  std::shared_ptr<LtGemm> g(new LtGemm());
+  g->shape_ = shape;
+  QGEMM_RETURN_IF_ERROR(cublas_status(
+      lib->cublasLtMatmulDescCreate(&g->desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate"));
+  auto set = [&](cublasLtMatmulDescAttributes_t attr, const void* v, size_t size) {
+    return cublas_status(lib->cublasLtMatmulDescSetAttribute(g->desc_, attr, v, size),
+                         "cublasLtMatmulDescSetAttribute");
+  };
+  // Column-major view: D (n x m) = W^T-op (n x k) * A (k x m).
+  const cublasOperation_t trans_a = CUBLAS_OP_T, trans_b = CUBLAS_OP_N;
+  QGEMM_RETURN_IF_ERROR(set(CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof trans_a));
+  QGEMM_RETURN_IF_ERROR(set(CUBLASLT_MATMUL_DESC_TRANSB, &trans_b, sizeof trans_b));
+  if (shape.bias) {
+    const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    QGEMM_RETURN_IF_ERROR(set(CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue));
+    const int32_t bias_type = *out_type;
+    QGEMM_RETURN_IF_ERROR(set(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof bias_type));
+  }
+  if (fp8 && shape.row_scales) {
+    const int32_t mode = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+    g->vector_scales_ = set(CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode, sizeof mode).ok() &&
+                        set(CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode, sizeof mode).ok();
+  }
+  QGEMM_RETURN_IF_ERROR(cublas_status(
+      lib->cublasLtMatrixLayoutCreate(&g->a_layout_, *w_type, shape.k, shape.n, shape.ldw), "layout W"));
+  QGEMM_RETURN_IF_ERROR(cublas_status(
+      lib->cublasLtMatrixLayoutCreate(&g->b_layout_, *a_type, shape.k, shape.m, shape.lda), "layout A"));
+  QGEMM_RETURN_IF_ERROR(cublas_status(
+      lib->cublasLtMatrixLayoutCreate(&g->d_layout_, *out_type, shape.n, shape.m, shape.n), "layout C"));
+
+  // Pick the heuristic's first algorithm; with vector scales unsupported, retry with scalars.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    cublasLtMatmulPreference_t pref;
+    QGEMM_RETURN_IF_ERROR(cublas_status(lib->cublasLtMatmulPreferenceCreate(&pref), "preference"));
+    lib->cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                              &workspace_bytes, sizeof workspace_bytes);
+    cublasLtMatmulHeuristicResult_t result{};
+    int found = 0;
+    cublasStatus_t st = lib->cublasLtMatmulAlgoGetHeuristic(lib->handle, g->desc_, g->a_layout_,
+                                                            g->b_layout_, g->d_layout_, g->d_layout_,
+                                                            pref, 1, &result, &found);
+    lib->cublasLtMatmulPreferenceDestroy(pref);
+    if (st == CUBLAS_STATUS_SUCCESS && found > 0) {
+      g->algo_ = result.algo;
+      return g;
+    }
+    if (!g->vector_scales_) break;
+    const int32_t scalar = CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
+    QGEMM_RETURN_IF_ERROR(set(CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &scalar, sizeof scalar));
+    QGEMM_RETURN_IF_ERROR(set(CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &scalar, sizeof scalar));
+    g->vector_scales_ = false;
+  }
+  return unsupported(str("cuBLASLt has no algorithm for m=", shape.m, " n=", shape.n, " k=", shape.k,
+                         " ", shape.a_type.name(), " x ", shape.w_type.name(), " -> ",
+                         shape.out_type.name()));
+}
+
+LtGemm::~LtGemm() {
+  auto lib = cublaslt_library();
+  if (!lib) return;
+  if (desc_) (*lib)->cublasLtMatmulDescDestroy(desc_);
+  for (auto l : {a_layout_, b_layout_, d_layout_})
+    if (l) (*lib)->cublasLtMatrixLayoutDestroy(l);
+}
+
+Status LtGemm::run(const void* a, const void* w, void* c, const void* bias, const float* a_scales,
+                   const float* w_scales, void* workspace, size_t workspace_bytes,
+                   CUstream stream) const {
+  auto lib_or = cublaslt_library();
+  if (!lib_or) return lib_or.status();
+  const CublasLtLibrary* lib = *lib_or;
+  auto set = [&](cublasLtMatmulDescAttributes_t attr, const void* v, size_t size) {
+    return cublas_status(lib->cublasLtMatmulDescSetAttribute(desc_, attr, v, size),
+                         "cublasLtMatmulDescSetAttribute");
+  };
+  if (shape_.bias) QGEMM_RETURN_IF_ERROR(set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+  if (shape_.a_type.bits == 8) {
+    // cuBLAS "A" is our W and "B" our activations.
+    QGEMM_RETURN_IF_ERROR(set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &w_scales, sizeof w_scales));
+    QGEMM_RETURN_IF_ERROR(set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &a_scales, sizeof a_scales));
+  }
+  const float alpha = 1.0f, beta = 0.0f;
+  return cublas_status(lib->cublasLtMatmul(lib->handle, desc_, &alpha, w, a_layout_, a, b_layout_,
+                                           &beta, c, d_layout_, c, d_layout_, &algo_, workspace,
+                                           workspace_bytes, reinterpret_cast<cudaStream_t>(stream)),
+                       "cublasLtMatmul");
+}
+
+}  // namespace qgemm

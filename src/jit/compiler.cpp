@@ -1,0 +1,144 @@
+#include "jit/compiler.h"
+
+#include <chrono>
+#include <mutex>
+#include <regex>
+
+#include "jit/embedded_headers.h"
+#include "jit/nvrtc_library.h"
+#include "util/hash.h"
+
+namespace qgemm {
+namespace {
+
+// Hash of every embedded header, computed once.
+const std::string& headers_hash() {
+  static const std::string h = [] {
+    Hasher hasher;
+    for (const auto& header : jit::embedded_headers()) hasher.add(header.name).add(header.source);
+    return hasher.hex();
+  }();
+  return h;
+}
+
+std::string nvrtc_error(const NvrtcLibrary* nvrtc, nvrtcResult r) {
+  return nvrtc->nvrtcGetErrorString(r);
+}
+
+// Runs NVRTC on a spec; `ptx` selects the virtual architecture and PTX output.
+Expected<CompiledKernel> run_nvrtc(const KernelSpec& spec, bool ptx) {
+  auto lib = nvrtc_library();
+  if (!lib) return lib.status();
+  const NvrtcLibrary* nvrtc = *lib;
+  const auto& headers = jit::embedded_headers();
+  std::vector<const char*> header_sources, header_names;
+  for (const auto& h : headers) {
+    header_sources.push_back(h.source.data());
+    header_names.push_back(h.name.data());
+  }
+  // NOTE: embedded header views point into NUL-terminated arrays, so data() is a C string.
+  nvrtcProgram program;
+  nvrtcResult r = nvrtc->nvrtcCreateProgram(&program, spec.source.c_str(),
+                                             (spec.family + ".cu").c_str(),
+                                             static_cast<int>(headers.size()),
+                                             header_sources.data(), header_names.data());
+  if (r != NVRTC_SUCCESS)
+    return Status(ErrorCode::kCompileError, str("nvrtcCreateProgram: ", nvrtc_error(nvrtc, r)));
+  struct Destroy {
+    const NvrtcLibrary* n;
+    nvrtcProgram* p;
+    ~Destroy() { n->nvrtcDestroyProgram(p); }
+  } destroy{nvrtc, &program};
+
+  nvrtc->nvrtcAddNameExpression(program, spec.name_expression.c_str());
+  std::vector<std::string> options = compile_options(spec.arch);
+  if (ptx) {
+    std::string virt = spec.arch;
+    virt.replace(0, 3, "compute_");
+    options[0] = "--gpu-architecture=" + virt;
+  }
+  std::vector<const char*> option_ptrs;
+  for (const auto& o : options) option_ptrs.push_back(o.c_str());
+  const auto t0 = std::chrono::steady_clock::now();
+  r = nvrtc->nvrtcCompileProgram(program, static_cast<int>(option_ptrs.size()), option_ptrs.data());
+  CompiledKernel out;
+  out.compile_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  size_t log_size = 0;
+  nvrtc->nvrtcGetProgramLogSize(program, &log_size);
+  out.log.resize(log_size);
+  if (log_size > 0) nvrtc->nvrtcGetProgramLog(program, out.log.data());
+  while (!out.log.empty() && out.log.back() == '\0') out.log.pop_back();
+  if (r != NVRTC_SUCCESS)
+    return Status(ErrorCode::kCompileError,
+                  str("compiling ", spec.family, " [", spec.config, "] for ", spec.arch, " failed (",
+                      nvrtc_error(nvrtc, r), "):\n", out.log));
+  const char* lowered = nullptr;
+  r = nvrtc->nvrtcGetLoweredName(program, spec.name_expression.c_str(), &lowered);
+  if (r != NVRTC_SUCCESS || lowered == nullptr)
+    return Status(ErrorCode::kCompileError,
+                  str("NVRTC could not lower '", spec.name_expression, "': ", nvrtc_error(nvrtc, r)));
+  out.lowered_name = lowered;
+  size_t size = 0;
+  if (ptx) {
+    nvrtc->nvrtcGetPTXSize(program, &size);
+    out.cubin.resize(size);
+    nvrtc->nvrtcGetPTX(program, out.cubin.data());
+  } else {
+    nvrtc->nvrtcGetCUBINSize(program, &size);
+    out.cubin.resize(size);
+    nvrtc->nvrtcGetCUBIN(program, out.cubin.data());
+  }
+  out.resources = parse_ptxas_report(out.log);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> compile_options(const std::string& arch) {
+  return {"--gpu-architecture=" + arch, "--std=c++17", "-default-device",
+          "-Xptxas=-v", "--extra-device-vectorization"};
+}
+
+Expected<std::string> kernel_key(const KernelSpec& spec) {
+  auto lib = nvrtc_library();
+  if (!lib) return lib.status();
+  Hasher h;
+  h.add(spec.source).add(spec.name_expression).add(headers_hash()).add(int64_t((*lib)->major))
+      .add(int64_t((*lib)->minor)).add(spec.arch);
+  for (const auto& o : compile_options(spec.arch)) h.add(o);
+  return h.hex();
+}
+
+Expected<CompiledKernel> compile_kernel(const KernelSpec& spec) {
+  auto key = kernel_key(spec);
+  if (!key) return key.status();
+  auto out = run_nvrtc(spec, false);
+  if (out) out->key = *key;
+  return out;
+}
+
+Expected<std::string> compile_ptx(const KernelSpec& spec) {
+  auto out = run_nvrtc(spec, true);
+  if (!out) return out.status();
+  return out->cubin;
+}
+
+ResourceUsage parse_ptxas_report(const std::string& log) {
+  ResourceUsage u;
+  std::smatch m;
+  static const std::regex regs(R"(Used (\d+) registers)");
+  static const std::regex spills(R"((\d+) bytes spill stores, (\d+) bytes spill loads)");
+  static const std::regex stack(R"((\d+) bytes stack frame)");
+  static const std::regex smem(R"((\d+) bytes smem)");
+  if (std::regex_search(log, m, regs)) u.registers = std::stoi(m[1]);
+  if (std::regex_search(log, m, spills)) {
+    u.spill_stores = std::stoi(m[1]);
+    u.spill_loads = std::stoi(m[2]);
+  }
+  if (std::regex_search(log, m, stack)) u.stack_frame = std::stoi(m[1]);
+  if (std::regex_search(log, m, smem)) u.static_smem = std::stoi(m[1]);
+  return u;
+}
+
+}  // namespace qgemm

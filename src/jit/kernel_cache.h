@@ -1,0 +1,65 @@
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "jit/kernel_spec.h"
+#include "qgemm/status.h"
+
+namespace qgemm {
+
+/// Compiled kernels by key: an in-process map in front of an on-disk directory.
+///
+/// Disk entries are written to a temporary name and renamed into place, carry a checksum of
+/// their payload and the key they belong to; a truncated or corrupt entry is rebuilt. Threads and
+/// processes that build the same key at once each write a complete entry, and the last rename
+/// leaves one valid file. An unwritable directory degrades to memory-only with one warning.
+class KernelCache {
+ public:
+  /// The process-wide cache (directory from QGEMM_CACHE_DIR, see default_cache_dir()).
+  static KernelCache& instance();
+
+  explicit KernelCache(std::string directory, bool use_disk = true);
+
+  /// The kernel for `spec`: from memory, else from disk, else compiled (and stored).
+  Expected<std::shared_ptr<const CompiledKernel>> get(const KernelSpec& spec);
+
+  /// Compiles (or loads) many specs on a thread pool; a progress bar on a terminal when there are
+  /// at least `progress_threshold` of them. Results are in the order of `specs`.
+  std::vector<Expected<std::shared_ptr<const CompiledKernel>>> get_all(
+      const std::vector<KernelSpec>& specs, size_t progress_threshold = 4);
+
+  /// Entries on disk: file names and sizes.
+  struct DiskEntry {
+    std::string path;
+    int64_t bytes;
+  };
+  std::vector<DiskEntry> list() const;
+  /// Removes every entry on disk and in memory; returns how many files were removed.
+  int clear();
+
+  const std::string& directory() const { return directory_; }
+  bool disk_enabled() const { return use_disk_; }
+  /// Drops the in-process map (tests use it to force a disk read).
+  void forget_memory();
+
+  /// Reads and checks one disk entry; an error when missing, truncated or corrupt.
+  static Expected<CompiledKernel> read_entry(const std::string& path, const std::string& key);
+  std::string entry_path(const std::string& key) const;
+
+ private:
+  Status write_entry(const CompiledKernel& kernel);
+  void warn_once(const std::string& message);
+
+  struct State;
+  std::string directory_;
+  bool use_disk_;
+  std::shared_ptr<State> state_;
+};
+
+/// $QGEMM_CACHE_DIR, else $XDG_CACHE_HOME/qgemm, else $HOME/.cache/qgemm, else /tmp/qgemm-cache.
+std::string default_cache_dir();
+
+}  // namespace qgemm

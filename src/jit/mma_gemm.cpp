@@ -1,0 +1,124 @@
+#include "jit/mma_gemm.h"
+
+#include "dense/mma_layout.cuh"
+#include "util/hash.h"
+
+namespace qgemm {
+namespace {
+
+const char* elem_name(DType t) {
+  if (t == DType::fp16()) return "qgemm::Elem::kFp16";
+  if (t == DType::bf16()) return "qgemm::Elem::kBf16";
+  return "qgemm::Elem::kFp32";
+}
+
+}  // namespace
+
+MmaGemmConfig MmaGemmConfig::from_format(const WeightFormat& w, DType act, DType out) {
+  MmaGemmConfig c;
+  c.act = act;
+  c.out = out;
+  c.bits = w.type.bits;
+  switch (w.type.type_class) {
+    case TypeClass::kSignedInt:
+      c.code_kind = 0;
+      c.const_zero = 1 << (w.type.bits - 1);
+      break;
+    case TypeClass::kUnsignedInt:
+      c.code_kind = 1;
+      break;
+    default:
+      c.code_kind = 2;
+      c.exp_bits = w.type.exp_bits;
+      c.man_bits = w.type.man_bits;
+      break;
+  }
+  c.zero_table = w.has_zero_points();
+  if (w.scale_kind == ScaleKind::kGroup || w.scale_kind == ScaleKind::kBlock) c.group_k = w.group_k;
+  return c;
+}
+
+int MmaGemmConfig::unit_k() const { return mma_layout::unit_k(bits); }
+
+int MmaGemmConfig::smem_bytes() const {
+  const int gps = mma_layout::groups_per_stage(group_k, stage_k());
+  return stages * mma_layout::stage_bytes(bits, tiles_n * warps_n, units_per_stage, block_m(), gps,
+                                          zero_table ? 2 : 1);
+}
+
+Status MmaGemmConfig::validate() const {
+  const std::string where = "mma_gemm config " + to_string();
+  if (!(act == DType::fp16() || act == DType::bf16()))
+    return invalid_argument(str(where, ": activations must be fp16 or bf16"));
+  if (!(out == DType::fp16() || out == DType::bf16() || out == DType::fp32()))
+    return invalid_argument(str(where, ": output must be fp16, bf16 or fp32"));
+  if (bits < 1 || bits > 8) return invalid_argument(str(where, ": bits must be 1..8"));
+  if (code_kind == 2 && (exp_bits + man_bits + 1 != bits || exp_bits < 2 || exp_bits > 5))
+    return invalid_argument(str(where, ": float codes need 1 + exp + man = bits, exp 2..5"));
+  if (group_k < 0 || (group_k > 0 && group_k % 16 != 0))
+    return invalid_argument(str(where, ": group_k=", group_k, " must be a multiple of 16"));
+  if (group_k > 0 && group_k % stage_k() != 0 && stage_k() % group_k != 0)
+    return invalid_argument(str(where, ": group_k=", group_k, " and stage K=", stage_k(),
+                                " must divide one another"));
+  if (zero_table && group_k == 0)
+    return invalid_argument(str(where, ": zero-point tables need group scales"));
+  if (warps_n < 1 || warps_m < 1 || tiles_n < 1 || frags_m < 1 || units_per_stage < 1)
+    return invalid_argument(str(where, ": tile counts must be positive"));
+  if (threads() > 1024) return invalid_argument(str(where, ": more than 1024 threads"));
+  if (stages < 2 || stages > 8) return invalid_argument(str(where, ": stages must be 2..8"));
+  if (!(arch == "sm_80" || arch == "sm_86" || arch == "sm_89" || arch == "sm_90" || arch == "sm_90a"))
+    return invalid_argument(str(where, ": arch ", arch, " is not supported (sm_80, sm_86, sm_89, sm_90a)"));
+  return Status();
+}
+
+std::string MmaGemmConfig::tiling() const {
+  return str("w", warps_n, "x", warps_m, " t", tiles_n, " f", frags_m, " u", units_per_stage, " s",
+             stages);
+}
+
+std::string MmaGemmConfig::to_string() const {
+  const char* kinds[] = {"int", "uint", "float"};
+  std::string codec = str(kinds[code_kind < 0 || code_kind > 2 ? 0 : code_kind], bits);
+  if (code_kind == 2) codec = str("e", exp_bits, "m", man_bits);
+  return str(codec, zero_table ? "/zp" : "", group_k ? str("/g", group_k) : std::string(), " ",
+             act.name(), "->", out.name(), " ", tiling(), " ", arch);
+}
+
+uint64_t MmaGemmConfig::hash() const {
+  Hasher h;
+  h.add(to_string()).add(int64_t(const_zero));
+  return h.low();
+}
+
+KernelSpec MmaGemmConfig::spec() const {
+  KernelSpec s;
+  s.family = "mma_gemm";
+  s.config = to_string();
+  s.arch = arch;
+  s.threads = threads();
+  s.dynamic_smem = smem_bytes();
+  s.source = str(
+      "#include \"dense/mma_gemm.cuh\"\n"
+      "struct Cfg {\n"
+      "  static constexpr qgemm::Elem kAct = ", elem_name(act), ";\n"
+      "  static constexpr qgemm::Elem kOut = ", elem_name(out), ";\n"
+      "  static constexpr int kBits = ", bits, ";\n"
+      "  static constexpr int kCodeKind = ", code_kind, ";\n"
+      "  static constexpr int kExpBits = ", exp_bits, ";\n"
+      "  static constexpr int kManBits = ", man_bits, ";\n"
+      "  static constexpr int kConstZero = ", const_zero, ";\n"
+      "  static constexpr int kZeroTable = ", zero_table ? 1 : 0, ";\n"
+      "  static constexpr int kGroupK = ", group_k, ";\n"
+      "  static constexpr int kWarpsN = ", warps_n, ";\n"
+      "  static constexpr int kWarpsM = ", warps_m, ";\n"
+      "  static constexpr int kTilesN = ", tiles_n, ";\n"
+      "  static constexpr int kFragsM = ", frags_m, ";\n"
+      "  static constexpr int kUnitsPerStage = ", units_per_stage, ";\n"
+      "  static constexpr int kStages = ", stages, ";\n"
+      "};\n"
+      "template __global__ void qgemm::mma_gemm_kernel<Cfg>(const qgemm::MmaGemmParams);\n");
+  s.name_expression = "&qgemm::mma_gemm_kernel<Cfg>";
+  return s;
+}
+
+}  // namespace qgemm

@@ -1,0 +1,53 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "jit/kernel_spec.h"
+#include "qgemm/format.h"
+
+namespace qgemm {
+
+/// One kernel of the mma.sync GEMM family (kernels/dense/mma_gemm.cuh): the weight codec, the
+/// tiling and the target. Plain data; `spec()` turns it into the one-template TU NVRTC compiles.
+struct MmaGemmConfig {
+  // Format, derived from the layer (see from_format).
+  DType act = DType::bf16();  ///< fp16 or bf16 activations
+  DType out = DType::bf16();  ///< fp16, bf16 or fp32 output
+  int bits = 4;
+  int code_kind = 0;          ///< 0 signed int (offset binary), 1 unsigned int, 2 float
+  int exp_bits = 0;           ///< float codes
+  int man_bits = 0;
+  int const_zero = 0;         ///< offset removed from every code (2^(bits-1) for signed ints)
+  bool zero_table = false;    ///< per-group zero points
+  int group_k = 0;            ///< group (or block) scale K extent; 0 = none before the MMA
+  // Tiling.
+  int warps_n = 4;            ///< warps along N (weight rows)
+  int warps_m = 1;            ///< warps along M (tokens)
+  int tiles_n = 1;            ///< 16-row tiles per warp
+  int frags_m = 1;            ///< 8-token groups per warp
+  int units_per_stage = 2;    ///< K units per pipeline stage
+  int stages = 4;             ///< cp.async ring depth
+  std::string arch = "sm_80";
+
+  /// The format part of a config for a layer; tiling left at defaults.
+  static MmaGemmConfig from_format(const WeightFormat& weight, DType act, DType out);
+
+  Status validate() const;
+  std::string to_string() const;
+  /// Tiling only, e.g. "w4x1 t2 f8 u2 s4".
+  std::string tiling() const;
+  uint64_t hash() const;
+  KernelSpec spec() const;
+
+  int threads() const { return 32 * warps_n * warps_m; }
+  int block_n() const { return 16 * tiles_n * warps_n; }
+  int block_m() const { return 8 * frags_m * warps_m; }
+  int unit_k() const;
+  int stage_k() const { return unit_k() * units_per_stage; }
+  int smem_bytes() const;
+
+  friend bool operator==(const MmaGemmConfig&, const MmaGemmConfig&) = default;
+};
+
+}  // namespace qgemm

@@ -1,0 +1,167 @@
+#include "pack/mma_pack.h"
+
+#include <cmath>
+
+#include "dense/mma_layout.cuh"
+#include "util/parallel.h"
+
+namespace qgemm {
+namespace {
+
+// Where one element's bits go: the lane and pair of its A fragment (see mma_layout.cuh).
+struct Slot {
+  int64_t unit;  // k unit
+  int lane;
+  int pair;      // q = 4 * step + r
+  int half;      // 0 = even k (low half), 1 = odd k
+};
+
+Slot slot_of(int bits, int64_t row, int64_t col) {
+  const int unit_k = mma_layout::unit_k(bits);
+  const int r16 = static_cast<int>(row % 16);
+  const int kk = static_cast<int>(col % unit_k);
+  const int step = kk / 16, k16 = kk % 16;
+  const int g = r16 % 8, row_hi = r16 / 8;
+  const int k_hi = k16 / 8, kl = k16 % 8;
+  return {col / unit_k, g * 4 + kl / 2, step * 4 + row_hi + 2 * k_hi, kl % 2};
+}
+
+// Index of the 32-bit word holding plane p of a slot, and the bit offset inside it.
+void plane_position(int bits, int64_t n_tile, int k_units, const Slot& s, int p, int64_t& word,
+                    int& bit) {
+  const int width = mma_layout::plane_bits(bits, p);
+  const int per_word = mma_layout::pairs_per_word(width);
+  const int lane_word = mma_layout::plane_word(bits, p) + s.pair / per_word;
+  const int64_t unit_words = mma_layout::unit_bytes(bits) / 4;
+  // Vector v of the unit is 512 bytes: 32 lanes x 4 words.
+  word = (n_tile * k_units + s.unit) * unit_words + (lane_word / 4) * 128 + s.lane * 4 + lane_word % 4;
+  bit = s.half * 16 + (s.pair % per_word) * width;
+}
+
+// The code as stored: offset binary for signed integers, raw bits otherwise.
+uint32_t stored_code(const WeightFormat& f, uint32_t code) {
+  if (f.type.type_class != TypeClass::kSignedInt) return code;
+  return (code + (1u << (f.type.bits - 1))) & ((1u << f.type.bits) - 1);
+}
+
+uint32_t canonical_code(const WeightFormat& f, uint32_t stored) {
+  if (f.type.type_class != TypeClass::kSignedInt) return stored;
+  return (stored - (1u << (f.type.bits - 1))) & ((1u << f.type.bits) - 1);
+}
+
+// A half-precision table value, or an error when it would not be a normal number.
+Expected<uint16_t> to_half(DType half_type, double v, const char* what) {
+  const uint32_t code = encode(half_type, v);
+  const double back = decode(half_type, code);
+  const double min_normal = std::ldexp(1.0, 1 - half_type.exponent_bias());
+  if (v != 0 && (!std::isfinite(back) || std::fabs(back) < min_normal))
+    return unsupported(str(what, " ", v, " is outside the normal range of ", half_type.name(),
+                           ", the jit kernels' compute type"));
+  return static_cast<uint16_t>(code);
+}
+
+}  // namespace
+
+Expected<MmaPackedWeight> pack_mma(const QuantizedWeight& w, int64_t expert, DType half_type) {
+  QGEMM_RETURN_IF_ERROR(w.validate());
+  if (expert < 0 || expert >= w.experts)
+    return invalid_argument(str("pack_mma: expert ", expert, " is outside 0..", w.experts - 1));
+  if (!(half_type == DType::fp16() || half_type == DType::bf16()))
+    return invalid_argument(str("pack_mma: tables are fp16 or bf16, not ", half_type.name()));
+  const WeightFormat& f = w.format;
+  MmaPackedWeight p;
+  p.bits = f.type.bits;
+  p.n = w.n;
+  p.k = w.k;
+  p.half_type = half_type;
+  p.n_tiles = static_cast<int>((w.n + 15) / 16);
+  const int unit_k = mma_layout::unit_k(p.bits);
+  p.k_units = static_cast<int>((w.k + unit_k - 1) / unit_k);
+  const bool grouped = f.scale_kind == ScaleKind::kGroup || f.scale_kind == ScaleKind::kBlock;
+  if (grouped) {
+    p.group_k = f.group_k;
+    p.groups = static_cast<int>((int64_t(p.k_units) * unit_k + f.group_k - 1) / f.group_k);
+  }
+  p.codes.assign(int64_t(p.n_tiles) * p.k_units * mma_layout::unit_bytes(p.bits) / 4, 0u);
+
+  // Codes: tiles are independent, so they are packed in parallel.
+  const int planes = mma_layout::plane_count(p.bits);
+  parallel_for(p.n_tiles, 4, [&](int64_t begin, int64_t end) {
+    for (int64_t nt = begin; nt < end; ++nt)
+      for (int64_t row = nt * 16; row < std::min<int64_t>(w.n, nt * 16 + 16); ++row)
+        for (int64_t col = 0; col < w.k; ++col) {
+          const uint32_t u = stored_code(f, w.code(expert, row, col));
+          const Slot s = slot_of(p.bits, row, col);
+          for (int pl = 0; pl < planes; ++pl) {
+            int64_t word;
+            int bit;
+            plane_position(p.bits, nt, p.k_units, s, pl, word, bit);
+            const uint32_t bits_here = (u >> mma_layout::plane_shift(p.bits, pl)) &
+                                       ((1u << mma_layout::plane_bits(p.bits, pl)) - 1);
+            p.codes[word] |= bits_here << bit;
+          }
+        }
+  });
+
+  // Group / block scale and zero-point tables, padded groups and rows hold zeros.
+  if (grouped) {
+    p.scales.assign(int64_t(p.n_tiles) * p.groups * 8, 0u);
+    if (f.has_zero_points()) p.zeros.assign(p.scales.size(), 0u);
+    const int64_t real_groups = w.k / f.group_k;
+    for (int64_t row = 0; row < w.n; ++row)
+      for (int64_t gi = 0; gi < real_groups; ++gi) {
+        const int64_t si = w.scale_index(expert, row, gi * f.group_k);
+        const int64_t at = (row / 16 * p.groups + gi) * 8 + row % 8;
+        const int shift = (row % 16) >= 8 ? 16 : 0;
+        auto s = to_half(half_type, w.scales[si], "group scale");
+        if (!s) return s.status();
+        p.scales[at] |= uint32_t(*s) << shift;
+        if (f.has_zero_points()) {
+          auto z = to_half(half_type, w.zeros[si], "zero point");
+          if (!z) return z.status();
+          p.zeros[at] |= uint32_t(*z) << shift;
+        }
+      }
+  }
+  // Channel, tensor and global scales: one fp32 factor per row, applied after the MMA.
+  const bool row_factor = f.scale_kind == ScaleKind::kChannel ||
+                          f.scale_kind == ScaleKind::kTensor || f.global_scale;
+  if (row_factor) {
+    p.row_scale.assign(w.n, 1.0f);
+    for (int64_t row = 0; row < w.n; ++row) {
+      double factor = 1;
+      if (f.scale_kind == ScaleKind::kChannel || f.scale_kind == ScaleKind::kTensor)
+        factor *= w.scales[w.scale_index(expert, row, 0)];
+      if (f.global_scale) factor *= w.global[expert];
+      p.row_scale[row] = static_cast<float>(factor);
+    }
+  }
+  return p;
+}
+
+std::vector<uint32_t> unpack_mma_codes(const MmaPackedWeight& p, const WeightFormat& f) {
+  std::vector<uint32_t> out(p.n * p.k);
+  const int planes = mma_layout::plane_count(p.bits);
+  for (int64_t row = 0; row < p.n; ++row)
+    for (int64_t col = 0; col < p.k; ++col) {
+      const Slot s = slot_of(p.bits, row, col);
+      uint32_t u = 0;
+      for (int pl = 0; pl < planes; ++pl) {
+        int64_t word;
+        int bit;
+        plane_position(p.bits, row / 16, p.k_units, s, pl, word, bit);
+        const uint32_t mask = (1u << mma_layout::plane_bits(p.bits, pl)) - 1;
+        u |= ((p.codes[word] >> bit) & mask) << mma_layout::plane_shift(p.bits, pl);
+      }
+      out[row * p.k + col] = canonical_code(f, u);
+    }
+  return out;
+}
+
+double unpack_mma_scale(const MmaPackedWeight& p, int64_t row, int64_t col) {
+  if (p.groups == 0) return 1.0;
+  const uint32_t pair = p.scales[(row / 16 * p.groups + col / p.group_k) * 8 + row % 8];
+  return decode(p.half_type, (row % 16) >= 8 ? pair >> 16 : pair & 0xffff);
+}
+
+}  // namespace qgemm

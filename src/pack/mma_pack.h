@@ -1,0 +1,37 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "qgemm/quantized.h"
+
+namespace qgemm {
+
+/// A weight in the layout of the mma.sync GEMM family (kernels/dense/mma_layout.cuh).
+struct MmaPackedWeight {
+  int bits = 0;
+  int64_t n = 0;
+  int64_t k = 0;
+  int n_tiles = 0;   ///< ceil(n / 16)
+  int k_units = 0;   ///< ceil(k / unit_k(bits))
+  int group_k = 0;   ///< K extent of a group (or block) scale; 0 when there are none
+  int groups = 0;    ///< scale groups along the padded K
+  DType half_type = DType::bf16();  ///< type of the scale and zero-point tables
+  std::vector<uint32_t> codes;      ///< n_tiles * k_units * unit_bytes / 4 words
+  std::vector<uint32_t> scales;     ///< [n_tiles][groups][8] half pairs (row g | row g+8 << 16)
+  std::vector<uint32_t> zeros;      ///< same layout; empty without zero points
+  std::vector<float> row_scale;     ///< [n] channel * tensor * global factor; empty when all 1
+};
+
+/// Packs expert `expert` of `w` for activations of `half_type` (fp16 or bf16). Group and block
+/// scales go to half-precision tables and must be normal numbers there; channel, tensor and
+/// global scales become the fp32 row factor. Fails (kUnsupported) when a scale does not fit.
+Expected<MmaPackedWeight> pack_mma(const QuantizedWeight& w, int64_t expert, DType half_type);
+
+/// The codes back as canonical code bits, [n][k] row-major (for tests).
+std::vector<uint32_t> unpack_mma_codes(const MmaPackedWeight& packed, const WeightFormat& format);
+
+/// The group scale the kernel uses for (row, col), as a real number (for tests).
+double unpack_mma_scale(const MmaPackedWeight& packed, int64_t row, int64_t col);
+
+}  // namespace qgemm

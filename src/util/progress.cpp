@@ -1,0 +1,53 @@
+#include "util/progress.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+namespace qgemm {
+
+Progress::Progress(std::string label, size_t total, bool enabled)
+    : label_(std::move(label)),
+      total_(total),
+      enabled_(enabled && total > 0 && ::isatty(STDERR_FILENO)),
+      start_(std::chrono::steady_clock::now()) {
+  if (enabled_) draw();
+}
+
+void Progress::advance(size_t n) {
+  done_ += n;
+  if (enabled_) draw();
+}
+
+void Progress::set_detail(const std::string& detail) {
+  if (!enabled_) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    detail_ = detail;
+  }
+  draw();
+}
+
+void Progress::draw() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (finished_) return;
+  constexpr int kWidth = 30;
+  const size_t done = std::min(done_.load(), total_);
+  const int filled = static_cast<int>(kWidth * done / total_);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  std::fprintf(stderr, "\r%s [%.*s%*s] %zu/%zu %.1fs %s\x1b[K", label_.c_str(), filled,
+               "##############################", kWidth - filled, "", done, total_, seconds,
+               detail_.c_str());
+  std::fflush(stderr);
+}
+
+void Progress::finish() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!enabled_ || finished_) return;
+  finished_ = true;
+  std::fprintf(stderr, "\r\x1b[K");
+  std::fflush(stderr);
+}
+
+}  // namespace qgemm

@@ -1,0 +1,124 @@
+// The public Linear object on the GPU: the qdq backend, routing fallbacks, CUDA-graph capture.
+#include <gtest/gtest.h>
+
+#include "backend/device_buffer.h"
+#include "gpu_test_util.h"
+
+namespace qgemm {
+namespace {
+
+TEST(LinearGpu, QdqBackendMatchesReference) {
+  QGEMM_REQUIRE_GPU();
+  for (const char* spec : {"int4/g128/bf16", "e2m1/g16/e4m3/global", "uint4/channel/fp16/zp",
+                           "e4m3/b128x128/fp32", "int3/g32/fp16"})
+    for (int64_t m : {1, 70}) {
+      SCOPED_TRACE(str(spec, " M=", m));
+      auto r = testing::run_and_check(*WeightFormat::parse(spec), *ActFormat::parse("bf16"),
+                                      DType::bf16(), m, 520, 1024, BackendKind::kQdq, 3 + m, true);
+      ASSERT_TRUE(r.ok()) << r.status().to_string();
+      EXPECT_EQ(r->backend, "qdq");
+      EXPECT_EQ(r->unwritten, 0);
+      EXPECT_LE(r->cmp.rel_frobenius, 5e-3);
+    }
+}
+
+// Zero points with channel scales are not a jit format; auto routing must still run the layer.
+TEST(LinearGpu, FallbackRunsWhatJitDeclines) {
+  QGEMM_REQUIRE_GPU();
+  auto r = testing::run_and_check(*WeightFormat::parse("uint4/channel/fp16/zp"),
+                                  *ActFormat::parse("fp16"), DType::fp16(), 5, 256, 512,
+                                  BackendKind::kAuto, 11);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_NE(r->backend, "jit");
+  EXPECT_LE(r->cmp.rel_frobenius, 2e-3);
+}
+
+// Quantized activations have no GPU kernel yet: the CPU backend runs them from device memory.
+TEST(LinearGpu, CpuFallbackFromDeviceMemory) {
+  QGEMM_REQUIRE_GPU();
+  auto r = testing::run_and_check(*WeightFormat::parse("e2m1/g32/ue8m0"),
+                                  *ActFormat::parse("e4m3/g32/ue8m0"), DType::bf16(), 3, 64, 256,
+                                  BackendKind::kAuto, 12);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->backend, "cpu");
+  EXPECT_LE(r->cmp.rel_frobenius, 5e-3);
+}
+
+TEST(LinearGpu, RunUnderGraphCaptureNeverCompiles) {
+  QGEMM_REQUIRE_GPU();
+  const int64_t m = 48, n = 384, k = 1024;
+  const auto wv = random_normal(n * k, 21, 0.05f);
+  auto w = quantize_weights(HostValues::of(wv), 1, n, k, *WeightFormat::parse("int4/g128/bf16"));
+  ASSERT_TRUE(w.ok());
+  const auto av = random_normal(m * k, 22, 1.0f);
+  auto a = quantize_activations(HostValues::of(av), m, k, *ActFormat::parse("bf16"));
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE(use_device(0).ok());
+  LinearOptions lo;
+  lo.backend = BackendKind::kJit;
+  auto layer = Linear::create(*w, lo);
+  ASSERT_TRUE(layer.ok()) << layer.status().to_string();
+  ASSERT_TRUE(layer->prepare(m).ok());
+
+  auto d_a = DeviceBuffer::upload(a->data.data(), a->data.size());
+  auto d_c = DeviceBuffer::allocate(m * n * 2);
+  auto d_w = DeviceBuffer::allocate(std::max<size_t>(layer->workspace_bytes(m), 1));
+  ASSERT_TRUE(d_a.ok() && d_c.ok() && d_w.ok());
+  const CudaDriver* d = *cuda_driver();
+  CUstream stream;
+  ASSERT_EQ(d->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  LinearArgs args;
+  args.m = m;
+  args.a = d_a->get();
+  args.c = d_c->get();
+  args.workspace = d_w->get();
+  args.workspace_bytes = d_w->bytes();
+  args.stream = stream;
+
+  // More tokens than prepared: a clear error, no compilation behind the caller's back.
+  LinearArgs too_many = args;
+  too_many.m = 4096;
+  Status s = layer->run(too_many);
+  EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("prepare"), std::string::npos) << s.message();
+
+  ASSERT_EQ(d->cuMemsetD8(d_c->ptr(), 0xff, m * n * 2), CUDA_SUCCESS);
+  CUgraph graph;
+  ASSERT_EQ(d->cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+  Status captured = layer->run(args);
+  ASSERT_EQ(d->cuStreamEndCapture(stream, &graph), CUDA_SUCCESS);
+  ASSERT_TRUE(captured.ok()) << captured.to_string();
+  CUgraphExec exec;
+  ASSERT_EQ(d->cuGraphInstantiateWithFlags(&exec, graph, 0), CUDA_SUCCESS);
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(d->cuGraphLaunch(exec, stream), CUDA_SUCCESS);
+  ASSERT_EQ(d->cuStreamSynchronize(stream), CUDA_SUCCESS);
+  std::vector<uint8_t> c(m * n * 2);
+  ASSERT_TRUE(d_c->download(c.data(), c.size()).ok());
+  const auto got = decode_output(DType::bf16(), c);
+  auto ref = reference_gemm(*a, *w);
+  ASSERT_TRUE(ref.ok());
+  const Comparison cmp = compare(*ref, got);
+  EXPECT_EQ(cmp.nan_count, 0);
+  EXPECT_LE(cmp.rel_frobenius, 5e-3);
+  d->cuGraphExecDestroy(exec);
+  d->cuGraphDestroy(graph);
+  d->cuStreamDestroy(stream);
+}
+
+TEST(LinearGpu, BadArgumentsAreClearErrors) {
+  QGEMM_REQUIRE_GPU();
+  const auto wv = random_normal(64 * 128, 1, 0.05f);
+  auto w = quantize_weights(HostValues::of(wv), 1, 64, 128, *WeightFormat::parse("int4/g128/bf16"));
+  ASSERT_TRUE(use_device(0).ok());
+  auto layer = Linear::create(*w, LinearOptions{});
+  ASSERT_TRUE(layer.ok());
+  ASSERT_TRUE(layer->prepare(8).ok());
+  LinearArgs args;
+  args.m = 4;
+  Status s = layer->run(args);
+  EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("null"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace qgemm

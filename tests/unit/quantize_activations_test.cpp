@@ -1,0 +1,261 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "qgemm/quantized.h"
+
+namespace qgemm {
+namespace {
+
+struct ActCase {
+  const char* spec;
+  double rms_lo;
+  double rms_hi;
+};
+
+void PrintTo(const ActCase& c, std::ostream* os) { *os << c.spec; }
+
+// Bands around the relative RMS error measured once on these inputs (bf16 1.6e-3, e4m3/token
+// 0.026, mxfp8 0.031, int8/token 0.0073), with a margin of about 25%.
+const ActCase kCases[] = {
+    {"bf16", 1.2e-3, 2.1e-3},         {"fp16", 1.5e-4, 2.7e-4},
+    {"e4m3/token", 0.019, 0.033},     {"e4m3/g32/ue8m0", 0.022, 0.04},
+    {"e4m3/g128/fp32", 0.019, 0.033}, {"int8/token", 0.0055, 0.0095},
+    {"e4m3/tensor", 0.019, 0.033},
+};
+
+constexpr int64_t kM = 37, kK = 256;
+
+// Gaussian rows of different magnitudes, so per-token scales differ.
+std::vector<float> test_input() {
+  std::vector<float> x = random_normal(kM * kK, 21);
+  for (int64_t i = 0; i < kM * kK; ++i) x[i] *= float(1 + (i / kK) % 5) * 0.7f;
+  return x;
+}
+
+// Half the spacing of `type` around y (code units); see quantize_weights_test.cpp.
+double half_step(DType type, double y) {
+  if (type.is_int()) return 0.5;
+  const int min_exp = 1 - type.exponent_bias();
+  const int exp = y == 0 ? min_exp : std::max(int(std::floor(std::log2(std::fabs(y)))), min_exp);
+  return 0.5 * std::ldexp(1.0, exp - type.man_bits);
+}
+
+class QuantizeActivations : public ::testing::TestWithParam<ActCase> {
+ protected:
+  void SetUp() override {
+    format_ = *ActFormat::parse(GetParam().spec);
+    x_ = test_input();
+    auto q = quantize_activations(HostValues::of(x_), kM, kK, format_);
+    ASSERT_TRUE(q.ok()) << q.status().to_string();
+    q_ = std::move(q).value();
+  }
+
+  // The test's own scale lookup for element (m, k), from the layout in quantized.h.
+  double scale_of(int64_t m, int64_t k) const {
+    switch (format_.scale_kind) {
+      case ActScaleKind::kNone:
+        return 1.0;
+      case ActScaleKind::kTensor:
+        return q_.scales.at(0);
+      case ActScaleKind::kToken:
+        return q_.scales.at(m);
+      case ActScaleKind::kGroup:
+        return q_.scales.at(m * (kK / format_.group_k) + k / format_.group_k);
+    }
+    return 0;
+  }
+
+  ActFormat format_;
+  std::vector<float> x_;
+  QuantizedActivations q_;
+};
+
+TEST_P(QuantizeActivations, ShapeAndValidate) {
+  EXPECT_TRUE(q_.validate().ok()) << q_.validate().to_string();
+  EXPECT_EQ(format_, q_.format);
+  EXPECT_EQ(kM, q_.m);
+  EXPECT_EQ(kK, q_.k);
+  const int64_t bytes = format_.type.bits > 8 ? 2 : 1;
+  EXPECT_EQ(size_t(kM * kK * bytes), q_.data.size());
+  const size_t want_scales = format_.scale_kind == ActScaleKind::kNone     ? 0
+                             : format_.scale_kind == ActScaleKind::kTensor ? 1
+                             : format_.scale_kind == ActScaleKind::kToken
+                                 ? kM
+                                 : kM * kK / format_.group_k;
+  EXPECT_EQ(want_scales, q_.scales.size());
+  EXPECT_EQ(int64_t(q_.data.size() + q_.scales.size() * (format_.scale_type.bits / 8)),
+            q_.storage_bytes());
+}
+
+// Every element decodes to the nearest value of its scaled grid, within half a local step. Only
+// MX scales (OCP: 2^(floor(log2 amax) - emax)) let the largest values of a group clip.
+TEST_P(QuantizeActivations, NearestCodeAndHalfStepBound) {
+  std::vector<double> grid;
+  if (format_.type.bits <= 8) {
+    for (uint32_t c = 0; c < (1u << format_.type.bits); ++c)
+      if (!std::isnan(decode(format_.type, c))) grid.push_back(decode(format_.type, c));
+  }
+  for (int64_t m = 0; m < kM; ++m) {
+    for (int64_t k = 0; k < kK; ++k) {
+      const double x = x_[m * kK + k], s = scale_of(m, k), got = q_.dequantize(m, k);
+      const double slack = 1e-12 * (std::fabs(x) + s);
+      if (!grid.empty()) {
+        double best = std::numeric_limits<double>::infinity();
+        for (double v : grid) best = std::min(best, std::fabs(s * v - x));
+        ASSERT_LE(std::fabs(got - x), best + slack) << "(" << m << ", " << k << ") x=" << x;
+      } else {
+        ASSERT_EQ(round_to(format_.type, x), got) << "(" << m << ", " << k << ")";
+      }
+      const double top = format_.type.max_value();
+      if (std::fabs(x / s) > top * (1 + 1e-6)) {
+        ASSERT_EQ(DType::ue8m0(), format_.scale_type) << "(" << m << ", " << k << ") clips";
+        ASSERT_EQ(std::copysign(top * s, x), got) << "(" << m << ", " << k << ") saturates";
+        continue;
+      }
+      ASSERT_LE(std::fabs(got - x), half_step(format_.type, x / s) * s + slack)
+          << "(" << m << ", " << k << ") x=" << x;
+    }
+  }
+}
+
+TEST_P(QuantizeActivations, RelativeRmsErrorInBand) {
+  double err2 = 0, ref2 = 0;
+  for (int64_t i = 0; i < kM * kK; ++i) {
+    const double d = q_.dequantize(i / kK, i % kK) - x_[i];
+    err2 += d * d;
+    ref2 += double(x_[i]) * x_[i];
+  }
+  const double rms = std::sqrt(err2 / ref2);
+  RecordProperty("relative_rms", std::to_string(rms));
+  EXPECT_GE(rms, GetParam().rms_lo);
+  EXPECT_LE(rms, GetParam().rms_hi);
+}
+
+// Scales follow the recipe: amax / max_value in fp32, OCP MX for ue8m0 groups; the largest
+// element of each scale cell lands exactly on the type's largest value (fp32 recipes).
+TEST_P(QuantizeActivations, ScalesMapAmaxToTheLargestValue) {
+  if (!format_.is_quantized()) {
+    EXPECT_TRUE(q_.scales.empty());
+    return;
+  }
+  const int64_t cols = format_.scale_kind == ActScaleKind::kGroup ? kK / format_.group_k : 1;
+  const bool tensor = format_.scale_kind == ActScaleKind::kTensor;
+  const int64_t cells = tensor ? 1 : kM * cols;
+  const int64_t width = kK / cols;
+  std::vector<double> amax(cells, 0.0);
+  std::vector<int64_t> argmax(cells, 0);
+  for (int64_t i = 0; i < kM * kK; ++i) {
+    const int64_t c = tensor ? 0 : (i / kK) * cols + (i % kK) / width;
+    if (std::fabs(x_[i]) > amax[c]) amax[c] = std::fabs(x_[argmax[c] = i]);
+  }
+  const double top = format_.type.max_value();
+  for (int64_t c = 0; c < cells; ++c) {
+    const double s = q_.scales[c];
+    const int64_t i = argmax[c];
+    if (format_.scale_type == DType::ue8m0()) {
+      // OCP MX v1.0 with e4m3 elements (emax 8): 2^(floor(log2 amax) - 8).
+      ASSERT_EQ(std::ldexp(1.0, int(std::floor(std::log2(amax[c]))) - 8), s) << "cell " << c;
+    } else {
+      ASSERT_EQ(float(amax[c] / top), float(s)) << "cell " << c;
+      ASSERT_EQ(top, std::fabs(decode(format_.type, q_.code(i / kK, i % kK))))
+          << "cell " << c << ": amax " << amax[c] << " must map to " << top;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, QuantizeActivations, ::testing::ValuesIn(kCases),
+                         [](const auto& info) {
+                           std::string name = info.param.spec;
+                           std::replace(name.begin(), name.end(), '/', '_');
+                           return name;
+                         });
+
+TEST(QuantizeActivationLayout, WideTypesStoreLittleEndianCodes) {
+  const std::vector<float> x = {1.0f, -2.0f, 0.1f, 65504.0f, 3.0e-8f, -0.0f};
+  for (DType t : {DType::bf16(), DType::fp16()}) {
+    auto q = *quantize_activations(HostValues::of(x), 2, 3, ActFormat{t});
+    ASSERT_EQ(12u, q.data.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      const uint32_t want = encode(t, x[i]);
+      EXPECT_EQ(want & 0xff, q.data[2 * i]) << t.name() << " element " << i;
+      EXPECT_EQ(want >> 8, q.data[2 * i + 1]) << t.name() << " element " << i;
+      EXPECT_EQ(want, q.code(i / 3, i % 3));
+    }
+  }
+}
+
+TEST(QuantizeActivationLayout, LiteralTokenScalesAndCodes) {
+  const std::vector<float> x = {448.0f, -224.0f, 1.0f, 0.0f,   // amax 448: scale 1
+                                -8.96f, 4.48f,   0.0f, 0.0f,   // amax 8.96: scale 0.02
+                                0.0f,   0.0f,    0.0f, 0.0f};  // all zero: scale 1
+  auto q = *quantize_activations(HostValues::of(x), 3, 4, *ActFormat::parse("e4m3/token"));
+  EXPECT_EQ(1.0f, q.scales[0]);
+  EXPECT_EQ(float(8.96f / 448.0), q.scales[1]);
+  EXPECT_EQ(1.0f, q.scales[2]) << "an all-zero row keeps scale 1";
+  EXPECT_EQ(0x7eu, q.code(0, 0));
+  EXPECT_EQ(0xfeu, q.code(1, 0));
+  EXPECT_EQ(-224.0, q.dequantize(0, 1));
+  for (int64_t k = 0; k < 4; ++k) EXPECT_EQ(0u, q.code(2, k));
+
+  const std::vector<float> y = {127.0f, 63.5f, -62.5f, 0.4f};  // amax 127: scale exactly 1
+  auto i8 = *quantize_activations(HostValues::of(y), 1, 4, *ActFormat::parse("int8/token"));
+  EXPECT_EQ(1.0f, i8.scales[0]);
+  EXPECT_EQ(0x7fu, i8.code(0, 0));
+  EXPECT_EQ(64u, i8.code(0, 1)) << "63.5 ties to the even 64";
+  EXPECT_EQ(0xc2u, i8.code(0, 2)) << "-62.5 ties to the even -62, two's complement";
+  EXPECT_EQ(0u, i8.code(0, 3));
+}
+
+void expect_error(const Expected<QuantizedActivations>& q, const std::string& part) {
+  ASSERT_FALSE(q.ok()) << "expected an error containing '" << part << "'";
+  EXPECT_EQ(ErrorCode::kInvalidArgument, q.status().code());
+  EXPECT_NE(std::string::npos, q.status().message().find(part))
+      << "message '" << q.status().message() << "' lacks '" << part << "'";
+}
+
+TEST(QuantizeActivationInputs, BadInputsReturnClearErrors) {
+  const ActFormat mx = *ActFormat::parse("mxfp8");
+  const ActFormat token = *ActFormat::parse("e4m3/token");
+  std::vector<float> x(4 * 100, 1.0f);
+  expect_error(quantize_activations(HostValues::of(x), 4, 100, mx),
+               "K=100 is not a multiple of the group size 32");
+  expect_error(quantize_activations(HostValues::of(x), 0, 100, token), "M=0 must be positive");
+  expect_error(quantize_activations(HostValues::of(x), 4, 0, token), "K=0 must be positive");
+  expect_error(quantize_activations({nullptr, DType::fp32(), 400}, 4, 100, token),
+               "data pointer is null");
+  expect_error(quantize_activations(HostValues::of(x), 4, 64, token),
+               "holds 400 values but the shape needs 256");
+  expect_error(quantize_activations(HostValues::of(x), 4, 100, ActFormat{DType::e4m3()}),
+               "e4m3 activations need a scale");
+  for (const char* spec : {"e4m3/token", "mxfp8", "int8/token", "e4m3/tensor"}) {
+    std::vector<float> y(4 * 64, 1.0f);
+    y[130] = std::numeric_limits<float>::quiet_NaN();
+    expect_error(quantize_activations(HostValues::of(y), 4, 64, *ActFormat::parse(spec)),
+                 "value #130 = nan is not finite");
+    y[130] = std::numeric_limits<float>::infinity();
+    expect_error(quantize_activations(HostValues::of(y), 4, 64, *ActFormat::parse(spec)),
+                 "is not finite");
+  }
+}
+
+TEST(QuantizeActivationInputs, ValidateCatchesBrokenSizes) {
+  std::vector<float> x = random_normal(3 * 64, 2);
+  auto q = *quantize_activations(HostValues::of(x), 3, 64, *ActFormat::parse("e4m3/g32/fp32"));
+  ASSERT_TRUE(q.validate().ok());
+  auto short_data = q;
+  short_data.data.pop_back();
+  EXPECT_NE(std::string::npos, short_data.validate().message().find("191 bytes"));
+  auto short_scales = q;
+  short_scales.scales.pop_back();
+  EXPECT_NE(std::string::npos, short_scales.validate().message().find("5 scales"))
+      << short_scales.validate().message();
+}
+
+}  // namespace
+}  // namespace qgemm
