@@ -13,13 +13,16 @@
 //   kTilesCta                          [weights | activations (swizzled) | scales | zeros]
 //
 // Weights arrive pre-packed (dense/mma_layout.cuh) so each lane reads its fragment codes with
-// 16-byte loads and turns them into fp16/bf16 pairs with one or two integer ops and one fma.
-// Group scales (and zero points) are applied before the MMA; channel, tensor and global scales
-// are one fp32 factor per row in the epilogue. Split-K CTAs (gridDim.z > 1) write fp32 partials;
-// the last CTA of a tile to finish sums them in split order (deterministic) and stores C.
+// 16-byte loads and turns them into exact fp16/bf16 values with about two ops per pair. Group
+// scales multiply each group's fp32 partial sums after the MMA (so nothing is rounded to half
+// precision but the activations the caller gave); zero points are subtracted before it (exact:
+// small integers). Channel, tensor and global scales are one fp32 factor per row in the
+// epilogue. Split-K CTAs (gridDim.z > 1) write fp32 partials; the last CTA of a tile to finish
+// sums them in split order (deterministic) and stores C.
 #pragma once
 
 #include "common/base.cuh"
+#include "common/static_for.cuh"
 #include "dense/mma_gemm_params.cuh"
 #include "dense/mma_layout.cuh"
 #include "dequant/weight_codec.cuh"
@@ -40,23 +43,26 @@ struct MmaGemm {
   static constexpr int kVectors = mma_layout::unit_vectors(kBits);
   static constexpr int kUnitBytes = mma_layout::unit_bytes(kBits);
   static constexpr int kUnits = Cfg::kUnitsPerStage;
+  static constexpr int kTN = Cfg::kTilesN;
+  static constexpr int kFM = Cfg::kFragsM;
   static constexpr int kWarps = Cfg::kWarpsN * Cfg::kWarpsM;
   static constexpr int kThreads = 32 * kWarps;
-  static constexpr int kTilesCta = Cfg::kTilesN * Cfg::kWarpsN;
-  static constexpr int kBlockM = 8 * Cfg::kFragsM * Cfg::kWarpsM;
+  static constexpr int kTilesCta = kTN * Cfg::kWarpsN;
+  static constexpr int kBlockM = 8 * kFM * Cfg::kWarpsM;
   static constexpr int kStageK = kUnitK * kUnits;
   static constexpr bool kGroups = Cfg::kGroupK > 0;
   static constexpr int kGroupsPerStage = mma_layout::groups_per_stage(Cfg::kGroupK, kStageK);
-  static constexpr int kTables = Cfg::kZeroTable ? 2 : 1;
+  static constexpr int kScalePairBytes = mma_layout::scale_pair_bytes(Cfg::kScaleElem);
   static constexpr int kWeightBytes = kTilesCta * kUnits * kUnitBytes;
   static constexpr int kActBytes = kBlockM * kStageK * 2;
-  static constexpr int kStageBytes = mma_layout::stage_bytes(kBits, kTilesCta, kUnits, kBlockM,
-                                                             kGroupsPerStage, kTables);
+  static constexpr int kScaleBytes = kTilesCta * kGroupsPerStage * 8 * kScalePairBytes;
+  static constexpr int kStageBytes = mma_layout::stage_bytes(
+      kBits, kTilesCta, kUnits, kBlockM, kGroupsPerStage, Cfg::kScaleElem, Cfg::kZeroTable != 0);
   static constexpr int kSmemBytes = kStageBytes * Cfg::kStages;
 
   static_assert(kBits >= 1 && kBits <= 8, "weight codes are 1..8 bits");
   static_assert(Cfg::kStages >= 2, "the cp.async ring needs at least two stages");
-  static_assert(Cfg::kFragsM >= 1 && Cfg::kTilesN >= 1, "a warp owns at least one tile");
+  static_assert(kFM >= 1 && kTN >= 1, "a warp owns at least one tile");
   static_assert(!kGroups || Cfg::kGroupK % 16 == 0, "group scales need groups of 16*j along K");
   static_assert(!kGroups || Cfg::kGroupK % kStageK == 0 || kStageK % Cfg::kGroupK == 0,
                 "a stage must hold whole groups or lie inside one");
@@ -65,80 +71,153 @@ struct MmaGemm {
 
   // ---- stage loading (all threads) -------------------------------------------------------
 
-  static QGEMM_DEVICE void load_stage(const MmaGemmParams& p, u8* stage, int unit0, int unit_end,
-                                      int n_tile0, int m0, u64 policy) {
-    constexpr int kTileChunks = kUnits * kUnitBytes / 16;
+  // NOTE: every copy loop has a compile-time trip count, so it unrolls into straight-line
+  // predicated cp.async; what does not depend on the stage is computed once per thread here.
+  static constexpr int kUnitChunks = kUnitBytes / 16;
+  static constexpr int kTileChunks = kUnits * kUnitChunks;
+  static constexpr int kWeightChunks = kTilesCta * kTileChunks;
+  static constexpr int kWeightIters = CeilDiv<kWeightChunks, kThreads>::value;
+  static constexpr int kRowChunks = kStageK / 8;
+  static constexpr int kActChunks = kBlockM * kRowChunks;
+  static constexpr int kActIters = CeilDiv<kActChunks, kThreads>::value;
+
+  /// Per-thread copy sources and destinations at stage offset 0.
+  struct Loader {
+    const u8* w_src[kWeightIters];  // null when the chunk is outside the weight
+    int w_unit[kWeightIters];       // the chunk's unit within the stage
+    const u16* a_src[kActIters];    // null when the row is outside the activations
+    int a_k[kActIters];             // the chunk's first k within the stage
+    int a_dst[kActIters];           // swizzled byte offset in the activation tile
+  };
+
+  static QGEMM_DEVICE Loader make_loader(const MmaGemmParams& p, int n_tile0, int m0) {
+    Loader l;
 #pragma unroll
-    for (int c = threadIdx.x; c < kTilesCta * kTileChunks; c += kThreads) {
+    for (int i = 0; i < kWeightIters; ++i) {
+      const int c = threadIdx.x + i * kThreads;
       const int tile = c / kTileChunks, within = c % kTileChunks;
       const int nt = n_tile0 + tile;
-      const int unit = unit0 + within / (kUnitBytes / 16);
-      const bool valid = nt < p.n_tiles && unit < unit_end;
-      const u8* src = p.weights + (static_cast<i64>(nt) * p.k_units + unit0) * kUnitBytes + within * 16;
-      cp_async_16_hint(stage + c * 16, valid ? src : p.weights, valid, policy);
+      const bool inside = c < kWeightChunks && nt < p.n_tiles;
+      l.w_src[i] = inside ? p.weights + static_cast<i64>(nt) * p.k_units * kUnitBytes + within * 16 : nullptr;
+      l.w_unit[i] = within / kUnitChunks;
+    }
+#pragma unroll
+    for (int i = 0; i < kActIters; ++i) {
+      const int c = threadIdx.x + i * kThreads;
+      const int row = c / kRowChunks, chunk = c % kRowChunks;
+      const bool inside = c < kActChunks && m0 + row < p.m;
+      l.a_src[i] = inside ? p.a + static_cast<i64>(m0 + row) * p.lda + chunk * 8 : nullptr;
+      l.a_k[i] = chunk * 8;
+      l.a_dst[i] = row * kStageK * 2 + ((chunk ^ (row & 7)) * 16);
+    }
+    return l;
+  }
+
+  static QGEMM_DEVICE void load_stage(const MmaGemmParams& p, const Loader& l, u8* stage,
+                                      int unit0, int unit_end, int n_tile0, u64 policy) {
+#pragma unroll
+    for (int i = 0; i < kWeightIters; ++i) {
+      const int c = threadIdx.x + i * kThreads;
+      if (kWeightChunks % kThreads != 0 && c >= kWeightChunks) break;
+      const bool valid = l.w_src[i] != nullptr && unit0 + l.w_unit[i] < unit_end;
+      cp_async_16_hint(stage + c * 16, valid ? l.w_src[i] + static_cast<i64>(unit0) * kUnitBytes : p.weights,
+                       valid, policy);
     }
     u8* act = stage + kWeightBytes;
-    constexpr int kRowChunks = kStageK / 8;
+    const int k0 = unit0 * kUnitK;
 #pragma unroll
-    for (int c = threadIdx.x; c < kBlockM * kRowChunks; c += kThreads) {
-      const int row = c / kRowChunks, chunk = c % kRowChunks;
-      const int m = m0 + row, k = unit0 * kUnitK + chunk * 8;
-      const bool valid = m < p.m && k < p.k && unit0 < unit_end;
-      const u16* src = p.a + static_cast<i64>(m) * p.lda + k;
-      cp_async_16(act + row * kStageK * 2 + ((chunk ^ (row & 7)) * 16), valid ? src : p.a, valid);
+    for (int i = 0; i < kActIters; ++i) {
+      const int c = threadIdx.x + i * kThreads;
+      if (kActChunks % kThreads != 0 && c >= kActChunks) break;
+      const bool valid = l.a_src[i] != nullptr && k0 + l.a_k[i] < p.k && unit0 < unit_end;
+      cp_async_16(act + l.a_dst[i], valid ? l.a_src[i] + k0 : p.a, valid);
     }
     if constexpr (kGroups) {
-      u8* tables = act + kActBytes;
-      const int g0 = unit0 * kUnitK / Cfg::kGroupK;
-      constexpr int kPerTable = kTilesCta * kGroupsPerStage * 2;
-#pragma unroll
-      for (int c = threadIdx.x; c < kPerTable * kTables; c += kThreads) {
-        const int table = c / kPerTable, rest = c % kPerTable;
-        const int tile = rest / (kGroupsPerStage * 2);
-        const int j = (rest / 2) % kGroupsPerStage, half = rest % 2;
-        const int nt = n_tile0 + tile, gi = g0 + j;
-        const bool valid = nt < p.n_tiles && gi < p.groups && unit0 < unit_end;
-        const u32* base = table ? p.zeros : p.scales;
-        const u32* src = base + (static_cast<i64>(nt) * p.groups + gi) * 8 + half * 4;
-        cp_async_16(tables + c * 16, valid ? src : base, valid);
-      }
+      // Tables: [tile][group in stage][8 lanes] of (row g, row g+8) pairs; scales then zeros.
+      const int g0 = k0 / Cfg::kGroupK;
+      load_table<kScalePairBytes>(p, p.scales, act + kActBytes, g0, n_tile0, unit0 < unit_end);
+      if constexpr (Cfg::kZeroTable != 0)
+        load_table<4>(p, p.zeros, act + kActBytes + kScaleBytes, g0, n_tile0, unit0 < unit_end);
     }
   }
 
-  // ---- dequantization of one A fragment ----------------------------------------------------
-
-  template <int P>
-  static QGEMM_DEVICE u32 plane_of(const u32 (&words)[kWords], int q) {
-    constexpr int kWidth = mma_layout::plane_bits(kBits, P);
-    constexpr int kPerWord = mma_layout::pairs_per_word(kWidth);
-    return plane_pair<kWidth>(words[mma_layout::plane_word(kBits, P) + q / kPerWord], q % kPerWord);
+  template <int kPairBytes>
+  static QGEMM_DEVICE void load_table(const MmaGemmParams& p, const void* table, u8* dst, int g0,
+                                      int n_tile0, bool any) {
+    constexpr int kChunks = 8 * kPairBytes / 16;  // per (tile, group)
+    constexpr int kTotal = kTilesCta * kGroupsPerStage * kChunks;
+#pragma unroll
+    for (int i = 0; i < CeilDiv<kTotal, kThreads>::value; ++i) {
+      const int c = threadIdx.x + i * kThreads;
+      if (kTotal % kThreads != 0 && c >= kTotal) break;
+      const int tile = c / (kGroupsPerStage * kChunks);
+      const int j = (c / kChunks) % kGroupsPerStage, chunk = c % kChunks;
+      const int nt = n_tile0 + tile, gi = g0 + j;
+      const bool valid = any && nt < p.n_tiles && gi < p.groups;
+      const u8* src = static_cast<const u8*>(table) +
+                      ((static_cast<i64>(nt) * p.groups + gi) * 8 * kPairBytes) + chunk * 16;
+      cp_async_16(dst + c * 16, valid ? src : static_cast<const u8*>(table), valid);
+    }
   }
 
-  static QGEMM_DEVICE u32 decode_pair(const u32 (&words)[kWords], int q) {
-    u32 pairs[3] = {plane_of<0>(words, q), 0, 0};
-    if constexpr (mma_layout::plane_count(kBits) > 1) pairs[1] = plane_of<1>(words, q);
-    if constexpr (mma_layout::plane_count(kBits) > 2) pairs[2] = plane_of<2>(words, q);
+  // ---- dequantization ----------------------------------------------------------------------
+
+  template <int Q>
+  static QGEMM_DEVICE u32 decode_pair(const u32 (&words)[kWords]) {
     if constexpr (Cfg::kCodeKind == static_cast<int>(CodeKind::kFloat)) {
-      return FloatDecoder<kAct, kBits, Cfg::kExpBits, Cfg::kManBits>::decode(pairs);
+      return FloatDecoder<kAct, kBits, Cfg::kExpBits, Cfg::kManBits>::template decode<Q>(words);
     } else {
-      return IntDecoder<kAct, kBits, Cfg::kConstZero>::decode(pairs);
+      return IntDecoder<kAct, kBits, Cfg::kConstZero>::template decode<Q>(words);
+    }
+  }
+
+  /// The group scales of rows g and g+8 of a tile, as floats.
+  static QGEMM_DEVICE void scale_pair(const u8* scales, int tile, int j, int g, float& lo, float& hi) {
+    const int at = (tile * kGroupsPerStage + j) * 8 + g;
+    if constexpr (Cfg::kScaleElem == static_cast<int>(Elem::kFp32)) {
+      const float2 s = reinterpret_cast<const float2*>(scales)[at];
+      lo = s.x;
+      hi = s.y;
+    } else {
+      constexpr Elem kS = Cfg::kScaleElem == static_cast<int>(Elem::kBf16) ? Elem::kBf16 : Elem::kFp16;
+      const u32 s = reinterpret_cast<const u32*>(scales)[at];
+      lo = half_to_float<kS>(static_cast<u16>(s & 0xffffu));
+      hi = half_to_float<kS>(static_cast<u16>(s >> 16));
+    }
+  }
+
+  /// acc += scale * part for group j of this stage, then part = 0.
+  static QGEMM_DEVICE void flush(FragC (&acc)[kTN][kFM], FragC (&part)[kTN][kFM], const u8* scales,
+                                 int j, int warp_n, int g) {
+#pragma unroll
+    for (int tn = 0; tn < kTN; ++tn) {
+      float lo, hi;
+      scale_pair(scales, warp_n * kTN + tn, j, g, lo, hi);
+#pragma unroll
+      for (int fm = 0; fm < kFM; ++fm)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          acc[tn][fm].r[i] += part[tn][fm].r[i] * (i < 2 ? lo : hi);
+          part[tn][fm].r[i] = 0.0f;
+        }
     }
   }
 
   // ---- the math of one stage ---------------------------------------------------------------
 
-  static QGEMM_DEVICE void compute_stage(const u8* stage, FragC (&acc)[Cfg::kTilesN][Cfg::kFragsM],
-                                         int warp_n, int warp_m, int lane) {
+  static QGEMM_DEVICE void compute_stage(const u8* stage, FragC (&acc)[kTN][kFM],
+                                         FragC (&part)[kTN][kFM], bool flush_at_end, int warp_n,
+                                         int warp_m, int lane) {
     const u8* act = stage + kWeightBytes;
-    const u32* tables = reinterpret_cast<const u32*>(act + kActBytes);
+    const u8* scales = act + kActBytes;
+    const u32* zeros = reinterpret_cast<const u32*>(scales + kScaleBytes);
     const int g = lane / 4;
+    static_for<0, kUnits>([&](auto u_) {
+      constexpr int u = decltype(u_)::value;
+      u32 words[kTN][kWords];
 #pragma unroll
-    for (int u = 0; u < kUnits; ++u) {
-      u32 words[Cfg::kTilesN][kWords];
-#pragma unroll
-      for (int tn = 0; tn < Cfg::kTilesN; ++tn) {
-        const int tile = warp_n * Cfg::kTilesN + tn;
-        const u8* src = stage + (tile * kUnits + u) * kUnitBytes + lane * 16;
+      for (int tn = 0; tn < kTN; ++tn) {
+        const u8* src = stage + ((warp_n * kTN + tn) * kUnits + u) * kUnitBytes + lane * 16;
 #pragma unroll
         for (int v = 0; v < kVectors; ++v) {
           const uint4 x = *reinterpret_cast<const uint4*>(src + v * 512);
@@ -148,13 +227,13 @@ struct MmaGemm {
           words[tn][4 * v + 3] = x.w;
         }
       }
-#pragma unroll
-      for (int s = 0; s < kSteps; s += 2) {
+      static_for<0, kSteps, 2>([&](auto s_) {
+        constexpr int s = decltype(s_)::value;
         // B fragments of two k-steps for each token group: matrices (tokens, 8-k chunk) x 4.
-        FragB b[Cfg::kFragsM][2];
+        FragB b[kFM][2];
 #pragma unroll
-        for (int fm = 0; fm < Cfg::kFragsM; ++fm) {
-          const int row = (warp_m * Cfg::kFragsM + fm) * 8 + (lane % 8);
+        for (int fm = 0; fm < kFM; ++fm) {
+          const int row = (warp_m * kFM + fm) * 8 + (lane % 8);
           const int chunk = (u * kUnitK + s * 16) / 8 + lane / 8;
           u32 r[4];
           ldmatrix_x4(r, act + row * kStageK * 2 + ((chunk ^ (row & 7)) * 16));
@@ -163,40 +242,44 @@ struct MmaGemm {
           b[fm][1].r[0] = r[2];
           b[fm][1].r[1] = r[3];
         }
+        static_for<0, 2>([&](auto ss_) {
+          constexpr int ss = decltype(ss_)::value;
+          constexpr int step = s + ss;
+          constexpr int k_local = u * kUnitK + step * 16;
+          constexpr int j = (!kGroups || Cfg::kGroupK >= kStageK) ? 0 : k_local / Cfg::kGroupK;
 #pragma unroll
-        for (int ss = 0; ss < 2; ++ss) {
-          const int step = s + ss;
-          const int k_local = u * kUnitK + step * 16;
-#pragma unroll
-          for (int tn = 0; tn < Cfg::kTilesN; ++tn) {
-            const int tile = warp_n * Cfg::kTilesN + tn;
-            u32 scale2[2] = {0, 0}, zero2[2] = {0, 0};
-            if constexpr (kGroups) {
-              const int j = Cfg::kGroupK >= kStageK ? 0 : k_local / Cfg::kGroupK;
-              const u32 sw = tables[(tile * kGroupsPerStage + j) * 8 + g];
-              scale2[0] = low_half_both(sw);
-              scale2[1] = high_half_both(sw);
-              if constexpr (Cfg::kZeroTable) {
-                const u32 zw = tables[((kTilesCta + tile) * kGroupsPerStage + j) * 8 + g];
-                zero2[0] = low_half_both(zw);
-                zero2[1] = high_half_both(zw);
-              }
+          for (int tn = 0; tn < kTN; ++tn) {
+            u32 zero2[2] = {0, 0};
+            if constexpr (Cfg::kZeroTable != 0) {
+              const u32 zw = zeros[((warp_n * kTN + tn) * kGroupsPerStage + j) * 8 + g];
+              zero2[0] = low_half_both(zw);
+              zero2[1] = high_half_both(zw);
             }
             FragA a;
-#pragma unroll
-            for (int r = 0; r < 4; ++r) {
-              u32 v = decode_pair(words[tn], step * 4 + r);
-              if constexpr (Cfg::kZeroTable)
+            static_for<0, 4>([&](auto r_) {
+              constexpr int r = decltype(r_)::value;
+              u32 v = decode_pair<step * 4 + r>(words[tn]);
+              if constexpr (Cfg::kZeroTable != 0)
                 v = hfma2<kAct>(zero2[r & 1], exact_half2_bits<kAct>(-1.0), v);
-              if constexpr (kGroups) v = hmul2<kAct>(v, scale2[r & 1]);
               a.r[r] = v;
-            }
+            });
 #pragma unroll
-            for (int fm = 0; fm < Cfg::kFragsM; ++fm) mma_16816<kAct>(acc[tn][fm], a, b[fm][ss]);
+            for (int fm = 0; fm < kFM; ++fm) {
+              if constexpr (kGroups)
+                mma_16816<kAct>(part[tn][fm], a, b[fm][ss]);
+              else
+                mma_16816<kAct>(acc[tn][fm], a, b[fm][ss]);
+            }
           }
-        }
-      }
-    }
+          // Groups smaller than a stage end at known steps.
+          if constexpr (kGroups && Cfg::kGroupK < kStageK && (k_local + 16) % Cfg::kGroupK == 0)
+            flush(acc, part, scales, j, warp_n, g);
+        });
+      });
+    });
+    // A stage inside a larger group flushes where the group (or this CTA's K range) ends.
+    if constexpr (kGroups && Cfg::kGroupK >= kStageK)
+      if (flush_at_end) flush(acc, part, scales, 0, warp_n, g);
   }
 
   // ---- epilogue ----------------------------------------------------------------------------
@@ -218,13 +301,13 @@ struct MmaGemm {
   static QGEMM_DEVICE void for_each_element(int n_tile0, int m0, int warp_n, int warp_m, int lane,
                                             Fn&& fn) {
 #pragma unroll
-    for (int tn = 0; tn < Cfg::kTilesN; ++tn)
+    for (int tn = 0; tn < kTN; ++tn)
 #pragma unroll
-      for (int fm = 0; fm < Cfg::kFragsM; ++fm)
+      for (int fm = 0; fm < kFM; ++fm)
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
-          const int row = (n_tile0 + warp_n * Cfg::kTilesN + tn) * 16 + lane / 4 + 8 * (i >> 1);
-          const int token = m0 + (warp_m * Cfg::kFragsM + fm) * 8 + 2 * (lane % 4) + (i & 1);
+          const int row = (n_tile0 + warp_n * kTN + tn) * 16 + lane / 4 + 8 * (i >> 1);
+          const int token = m0 + (warp_m * kFM + fm) * 8 + 2 * (lane % 4) + (i & 1);
           fn(tn, fm, i, row, token);
         }
   }
@@ -234,24 +317,27 @@ struct MmaGemm {
     const int warp_n = warp % Cfg::kWarpsN, warp_m = warp / Cfg::kWarpsN;
     const int n_tile0 = blockIdx.x * kTilesCta;
     const int m0 = blockIdx.y * kBlockM;
-    const int unit_begin = blockIdx.z * p.units_per_split;
-    const int unit_end = min(p.k_units, unit_begin + p.units_per_split);
+    // Balanced split-K: split sizes differ by at most one stage.
+    const int unit_begin = static_cast<int>(static_cast<i64>(blockIdx.z) * p.k_stages / gridDim.z) * kUnits;
+    const int unit_end =
+        min(p.k_units, static_cast<int>(static_cast<i64>(blockIdx.z + 1) * p.k_stages / gridDim.z) * kUnits);
     const int iters = unit_end > unit_begin ? (unit_end - unit_begin + kUnits - 1) / kUnits : 0;
-    const bool warp_active = n_tile0 + warp_n * Cfg::kTilesN < p.n_tiles;
+    const bool warp_active = n_tile0 + warp_n * kTN < p.n_tiles;
     const u64 policy = evict_first_policy();
+    const Loader loader = make_loader(p, n_tile0, m0);
 
-    FragC acc[Cfg::kTilesN][Cfg::kFragsM];
+    FragC acc[kTN][kFM], part[kTN][kFM];
 #pragma unroll
-    for (int tn = 0; tn < Cfg::kTilesN; ++tn)
+    for (int tn = 0; tn < kTN; ++tn)
 #pragma unroll
-      for (int fm = 0; fm < Cfg::kFragsM; ++fm)
+      for (int fm = 0; fm < kFM; ++fm)
 #pragma unroll
-        for (int i = 0; i < 4; ++i) acc[tn][fm].r[i] = 0.0f;
+        for (int i = 0; i < 4; ++i) acc[tn][fm].r[i] = part[tn][fm].r[i] = 0.0f;
 
 #pragma unroll
     for (int s = 0; s < Cfg::kStages - 1; ++s) {
       if (s < iters)
-        load_stage(p, smem + s * kStageBytes, unit_begin + s * kUnits, unit_end, n_tile0, m0, policy);
+        load_stage(p, loader, smem + s * kStageBytes, unit_begin + s * kUnits, unit_end, n_tile0, policy);
       cp_async_commit();
     }
     for (int it = 0; it < iters; ++it) {
@@ -259,11 +345,15 @@ struct MmaGemm {
       __syncthreads();
       const int next = it + Cfg::kStages - 1;
       if (next < iters)
-        load_stage(p, smem + (next % Cfg::kStages) * kStageBytes, unit_begin + next * kUnits,
-                   unit_end, n_tile0, m0, policy);
+        load_stage(p, loader, smem + (next % Cfg::kStages) * kStageBytes, unit_begin + next * kUnits,
+                   unit_end, n_tile0, policy);
       cp_async_commit();
+      bool flush_at_end = true;
+      if constexpr (kGroups && Cfg::kGroupK >= kStageK)
+        flush_at_end = ((unit_begin + it * kUnits) * kUnitK + kStageK) % Cfg::kGroupK == 0 || it == iters - 1;
       if (warp_active)
-        compute_stage(smem + (it % Cfg::kStages) * kStageBytes, acc, warp_n, warp_m, lane);
+        compute_stage(smem + (it % Cfg::kStages) * kStageBytes, acc, part, flush_at_end, warp_n,
+                      warp_m, lane);
     }
     cp_async_wait<0>();
 
@@ -301,7 +391,7 @@ struct MmaGemm {
 
 /// The kernel NVRTC instantiates for each Cfg.
 template <class Cfg>
-__global__ void __launch_bounds__(MmaGemm<Cfg>::kThreads) mma_gemm_kernel(const MmaGemmParams p) {
+__global__ void __launch_bounds__(MmaGemm<Cfg>::kThreads, 1) mma_gemm_kernel(const MmaGemmParams p) {
   extern __shared__ __align__(128) u8 smem[];
   MmaGemm<Cfg>::run(p, smem);
 }

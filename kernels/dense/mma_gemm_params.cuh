@@ -20,7 +20,8 @@ struct MmaGemmParams {
   i32 n_tiles;             ///< 16-row tiles in the packed weight
   i32 k_units;             ///< K units in the packed weight
   i32 groups;              ///< scale groups along K in the scale table
-  i32 units_per_split;     ///< K units per split (a multiple of kUnitsPerStage)
+  i32 k_stages;            ///< pipeline stages along the whole K; split z takes stages
+                           ///< [z * k_stages / splits, (z + 1) * k_stages / splits)
 };
 
 }  // namespace qgemm

@@ -64,12 +64,17 @@ QGEMM_HOST_DEVICE constexpr int pairs_per_word(int w) { return 16 / w; }
 namespace qgemm {
 namespace mma_layout {
 
-/// Shared-memory bytes of one pipeline stage of the mma GEMM (weights, activations, scale and
-/// zero-point tables); the kernel and the host launcher both use this.
+/// Bytes of one (row g, row g+8) scale pair in a table of element type `scale_elem` (an Elem).
+QGEMM_HOST_DEVICE constexpr int scale_pair_bytes(int scale_elem) { return scale_elem == 2 ? 8 : 4; }
+
+/// Shared-memory bytes of one pipeline stage of the mma GEMM: weights, activations, then the
+/// scale table and the zero-point table (fp16/bf16 pairs); the kernel and the host launcher both
+/// use this.
 QGEMM_HOST_DEVICE constexpr int stage_bytes(int bits, int tiles_cta, int units, int block_m,
-                                            int groups_per_stage, int tables) {
+                                            int groups_per_stage, int scale_elem, bool zero_table) {
   return tiles_cta * units * unit_bytes(bits) + block_m * units * unit_k(bits) * 2 +
-         tiles_cta * groups_per_stage * 32 * tables;
+         tiles_cta * groups_per_stage * 8 * scale_pair_bytes(scale_elem) +
+         (zero_table ? tiles_cta * groups_per_stage * 32 : 0);
 }
 
 /// Scale groups whose tables one stage holds: one when the stage lies inside a group.

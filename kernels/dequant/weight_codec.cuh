@@ -1,8 +1,11 @@
 // Turning packed weight codes into fp16x2 / bf16x2 pairs in registers, for every weight type:
-// integers by the magic-number trick, small floats by moving their bits into place.
+// integers by the magic-number trick, small floats by moving their bits into place. Scales are
+// not applied here: group scales multiply the fp32 partial sums after the MMA, so the values made
+// here are exact (integers and small floats are representable in fp16 and bf16).
 #pragma once
 
 #include "common/base.cuh"
+#include "common/static_for.cuh"
 #include "dense/mma_layout.cuh"
 #include "ptx/half2.cuh"
 
@@ -11,49 +14,63 @@ namespace qgemm {
 /// How codes are stored: kSignedInt codes are offset binary (code + 2^(bits-1)).
 enum class CodeKind : int { kSignedInt = 0, kUnsignedInt = 1, kFloat = 2 };
 
-/// Extracts pair i of a plane word of width W: the pair's bits at the bottom of each half.
-template <int W>
-QGEMM_DEVICE u32 plane_pair(u32 word, int i) {
-  constexpr u32 kMask = ((1u << W) - 1) * 0x10001u;
-  return (word >> (i * W)) & kMask;
-}
+/// Where pair Q of plane P lies in a lane's unit words, and how to reach it with one shift.
+///
+/// NOTE: a pair at bit position `pos` of each half is masked in place at offset r = pos - shift
+/// and ORed into the magic constant M (fp16 1024 = 2^10, bf16 128 = 2^7, both with ulp 1), giving
+/// exactly M + c * 2^r as long as c * 2^r < M. So one shift serves every position up to r_max =
+/// log2(M) - width, and for fp16 int4 a word's four pairs need a single shift by 8.
+template <Elem kElem, int kBits, int P, int Q>
+struct PlaneSlot {
+  static constexpr int kWidth = mma_layout::plane_bits(kBits, P);
+  static constexpr int kPerWord = mma_layout::pairs_per_word(kWidth);
+  static constexpr int kWord = mma_layout::plane_word(kBits, P) + Q / kPerWord;
+  static constexpr int kPos = (Q % kPerWord) * kWidth;
+  static constexpr int kReach = (kElem == Elem::kBf16 ? 7 : 10) - kWidth;
+  static constexpr int kBlock = (kReach > 0 ? kReach / kWidth : 0) * kWidth + kWidth;
+  static constexpr int kShift = kPos - kPos % kBlock;
+  static constexpr int kR = kPos - kShift;
+  static constexpr u32 kMask = ((1u << kWidth) - 1) * 0x10001u;
+};
 
-// NOTE: integer decode. Each plane pair is ORed into the magic constant M (fp16 1024, bf16 128:
-// their ulp is 1, so the half is exactly M + c) and one fma removes M (and, on the lowest plane,
-// a constant zero point). Higher planes are folded in with one fma by 2^shift. Every step is
-// exact because each result is a small integer. bf16 holds only 7-bit c above M, so 8-bit planes
-// are split into nibbles there.
 template <Elem kElem, int kBits, int kConstZero>
 struct IntDecoder {
   static constexpr u32 kMagic = kElem == Elem::kBf16 ? 0x43004300u : 0x64006400u;
   static constexpr double kMagicValue = kElem == Elem::kBf16 ? 128.0 : 1024.0;
-  static constexpr u32 kOne = exact_half2_bits<kElem>(1.0);
 
-  /// c - extra for both halves of a plane pair.
-  template <int kExtra>
-  static QGEMM_DEVICE u32 value(u32 pair) {
-    return hfma2<kElem>(pair | kMagic, kOne, exact_half2_bits<kElem>(-kMagicValue - kExtra));
+  /// c - extra from the bits `x & mask` (c * 2^r in each half): one lop3 and one fma, exact
+  /// because every result is a small integer.
+  template <int kR, int kExtra>
+  static QGEMM_DEVICE u32 unbias(u32 x, u32 mask) {
+    constexpr double kScale = 1.0 / double(1 << kR);
+    return hfma2<kElem>(and_or(x, mask, kMagic), exact_half2_bits<kElem>(kScale),
+                        exact_half2_bits<kElem>(-kMagicValue * kScale - kExtra));
   }
 
-  /// pairs[p] holds plane p's bits for the pair; returns code - kConstZero in both halves.
-  static QGEMM_DEVICE u32 decode(const u32 (&pairs)[3]) {
-    u32 v;
-    if constexpr (kElem == Elem::kBf16 && kBits == 8) {
-      const u32 lo = pairs[0] & 0x000f000fu;
-      const u32 hi = (pairs[0] >> 4) & 0x000f000fu;
-      v = hfma2<kElem>(value<0>(hi), exact_half2_bits<kElem>(16.0), value<kConstZero>(lo));
+  template <int P, int Q>
+  static QGEMM_DEVICE u32 plane_value(const u32* words) {
+    using S = PlaneSlot<kElem, kBits, P, Q>;
+    constexpr int kExtra = P == 0 ? kConstZero : 0;
+    const u32 w = words[S::kWord] >> S::kShift;
+    if constexpr (kElem == Elem::kBf16 && S::kWidth == 8) {
+      // bf16's magic holds 7-bit values only: an 8-bit plane goes as two nibbles.
+      const u32 lo = unbias<0, kExtra>(w, 0x000f000fu);
+      const u32 hi = unbias<0, 0>(w >> 4, 0x000f000fu);
+      return hfma2<kElem>(hi, exact_half2_bits<kElem>(16.0), lo);
     } else {
-      v = value<kConstZero>(pairs[0]);
+      return unbias<S::kR, kExtra>(w, S::kMask << S::kR);
     }
-#pragma unroll
-    for (int p = 1; p < mma_layout::plane_count(kBits); ++p) {
-      const u32 shift_factor = static_cast<u32>(1 << mma_layout::plane_shift(kBits, p));
-      // 2^shift as a half pair: exact_half2_bits is constexpr, so build it from the exponent.
-      const u32 factor = shift_factor == 4    ? exact_half2_bits<kElem>(4.0)
-                         : shift_factor == 16 ? exact_half2_bits<kElem>(16.0)
-                                              : exact_half2_bits<kElem>(64.0);
-      v = hfma2<kElem>(value<0>(pairs[p]), factor, v);
-    }
+  }
+
+  /// Pair Q (both halves) as code - kConstZero.
+  template <int Q>
+  static QGEMM_DEVICE u32 decode(const u32* words) {
+    u32 v = plane_value<0, Q>(words);
+    static_for<1, mma_layout::plane_count(kBits)>([&](auto p) {
+      constexpr int P = decltype(p)::value;
+      constexpr double kFactor = double(1 << mma_layout::plane_shift(kBits, P));
+      v = hfma2<kElem>(plane_value<P, Q>(words), exact_half2_bits<kElem>(kFactor), v);
+    });
     return v;
   }
 };
@@ -70,11 +87,20 @@ struct FloatDecoder {
   static constexpr u32 kSignMask = 0x80008000u;
   static constexpr int kRebias = kTargetBias - kSourceBias;
 
-  static QGEMM_DEVICE u32 decode(const u32 (&pairs)[3]) {
-    u32 code = pairs[0];
-#pragma unroll
-    for (int p = 1; p < mma_layout::plane_count(kBits); ++p)
-      code |= pairs[p] << mma_layout::plane_shift(kBits, p);
+  static constexpr double rebias_factor() {
+    double f = 1;
+    for (int i = 0; i < kRebias; ++i) f *= 2;
+    return f;
+  }
+
+  template <int Q>
+  static QGEMM_DEVICE u32 decode(const u32* words) {
+    u32 code = 0;
+    static_for<0, mma_layout::plane_count(kBits)>([&](auto p) {
+      constexpr int P = decltype(p)::value;
+      using S = PlaneSlot<kElem, kBits, P, Q>;
+      code |= ((words[S::kWord] >> S::kPos) & S::kMask) << mma_layout::plane_shift(kBits, P);
+    });
     const u32 bits = ((code << (16 - kBits)) & kSignMask) |
                      ((code & kMagMask) << (kTargetMan - kManBits));
     if constexpr (kRebias == 0) {
@@ -82,12 +108,6 @@ struct FloatDecoder {
     } else {
       return hmul2<kElem>(bits, exact_half2_bits<kElem>(rebias_factor()));
     }
-  }
-
-  static constexpr double rebias_factor() {
-    double f = 1;
-    for (int i = 0; i < kRebias; ++i) f *= 2;
-    return f;
   }
 };
 

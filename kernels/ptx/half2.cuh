@@ -88,6 +88,14 @@ QGEMM_DEVICE u32 prmt(u32 a, u32 b, u32 selector) {
   return d;
 }
 
+/// (a & b) | c in one LOP3 (the compiler splits it in two when b and c are both immediates).
+/// PTX ISA: "lop3".
+QGEMM_DEVICE u32 and_or(u32 a, u32 b, u32 c) {
+  u32 d;
+  asm("lop3.b32 %0, %1, %2, %3, 0xEA;\n" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+}
+
 QGEMM_DEVICE u32 low_half_both(u32 x) { return prmt(x, 0, 0x1010); }
 QGEMM_DEVICE u32 high_half_both(u32 x) { return prmt(x, 0, 0x3232); }
 

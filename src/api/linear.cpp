@@ -125,14 +125,14 @@ Status Linear::run(const LinearArgs& args) const {
   if (impl_->options.act.is_quantized() && args.a_scales == nullptr)
     return invalid_argument(str(where, ": activations are ", impl_->options.act.to_string(),
                                 " but a_scales is null"));
+  if (args.m > impl_->prepared_tokens)
+    return invalid_argument(str(where, ": m=", args.m, " exceeds prepare(max_tokens=",
+                                impl_->prepared_tokens, "); call prepare() with a larger bound"));
   const size_t need = workspace_bytes(args.m);
   if (need > 0 && (args.workspace == nullptr || args.workspace_bytes < need))
     return invalid_argument(str(where, ": m=", args.m, " needs a workspace of ", need,
                                 " bytes, got ", args.workspace_bytes,
                                 args.workspace ? "" : " (null pointer)"));
-  if (args.m > impl_->prepared_tokens)
-    return invalid_argument(str(where, ": m=", args.m, " exceeds prepare(max_tokens=",
-                                impl_->prepared_tokens, "); call prepare() with a larger bound"));
   return impl_->layer->run(args);
 }
 

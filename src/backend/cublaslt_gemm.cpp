@@ -61,6 +61,11 @@ Expected<std::shared_ptr<LtGemm>> LtGemm::create(const LtGemmShape& shape, size_
     QGEMM_RETURN_IF_ERROR(cublas_status(lib->cublasLtMatmulPreferenceCreate(&pref), "preference"));
     lib->cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                               &workspace_bytes, sizeof workspace_bytes);
+    // NOTE: callers pass 16-byte aligned pointers (run() checks); the default assumes 256.
+    const uint32_t alignment = kMinAlignment;
+    for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+      lib->cublasLtMatmulPreferenceSetAttribute(pref, attr, &alignment, sizeof alignment);
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
     cublasStatus_t st = lib->cublasLtMatmulAlgoGetHeuristic(lib->handle, g->desc_, g->a_layout_,
@@ -106,6 +111,9 @@ Status LtGemm::run(const void* a, const void* w, void* c, const void* bias, cons
     QGEMM_RETURN_IF_ERROR(set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &w_scales, sizeof w_scales));
     QGEMM_RETURN_IF_ERROR(set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &a_scales, sizeof a_scales));
   }
+  for (const void* ptr : {a, w, static_cast<const void*>(c), bias})
+    if (reinterpret_cast<uintptr_t>(ptr) % kMinAlignment != 0)
+      return invalid_argument(str("cuBLASLt GEMM: pointer ", ptr, " is not ", kMinAlignment, "-byte aligned"));
   const float alpha = 1.0f, beta = 0.0f;
   return cublas_status(lib->cublasLtMatmul(lib->handle, desc_, &alpha, w, a_layout_, a, b_layout_,
                                            &beta, c, d_layout_, c, d_layout_, &algo_, workspace,

@@ -26,6 +26,9 @@ struct LtGemmShape {
 
 class LtGemm {
  public:
+  /// Operand pointers must be aligned to this many bytes (run() refuses others).
+  static constexpr uint32_t kMinAlignment = 16;
+
   /// Plans the GEMM (heuristic algorithm choice) for a workspace of `workspace_bytes`.
   static Expected<std::shared_ptr<LtGemm>> create(const LtGemmShape& shape, size_t workspace_bytes);
   ~LtGemm();

@@ -1,8 +1,13 @@
 #include <algorithm>
 #include <cstdint>
+#include <map>
+#include <mutex>
 
 #include "backend/backend.h"
 #include "backend/device_buffer.h"
+#include "backend/cublaslt_gemm.h"
+#include "backend/cublaslt_library.h"
+#include "dense/mma_dequant_params.cuh"
 #include "dense/mma_gemm_params.cuh"
 #include "jit/kernel_cache.h"
 #include "jit/kernel_loader.h"
@@ -15,13 +20,14 @@ namespace qgemm {
 namespace {
 
 constexpr size_t kAlign = 256;
+constexpr size_t kCublasWorkspace = 32u << 20;
 size_t align_up(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 
 // A dense layer on the mma.sync kernel family: packed weights on the GPU, one kernel per M bucket.
 class JitLayer final : public PreparedLayer {
  public:
-  JitLayer(LayerProblem problem, std::vector<MmaPlanEntry> plan)
-      : problem_(std::move(problem)), plan_(std::move(plan)) {}
+  JitLayer(LayerProblem problem, std::vector<MmaPlanEntry> plan, int64_t handoff_m)
+      : problem_(std::move(problem)), plan_(std::move(plan)), handoff_m_(handoff_m) {}
 
   Status upload(const QuantizedWeight& w) {
     auto packed = pack_mma(w, 0, problem_.act.type);
@@ -43,24 +49,38 @@ class JitLayer final : public PreparedLayer {
   }
 
   Status prepare(int64_t max_tokens) override {
-    std::vector<KernelSpec> specs;
-    for (const MmaPlanEntry& e : plan_) specs.push_back(e.config.spec());
-    specs.push_back(pad_rows_spec(problem_.device_info.arch()));
-    // Buckets above max_tokens are not needed yet.
+    // The mma buckets up to min(max_tokens, handoff), plus padding and (for large M) expansion.
     size_t used = 0;
-    while (used < plan_.size() && (used == 0 || plan_[used - 1].max_m < max_tokens)) ++used;
-    std::vector<KernelSpec> wanted(specs.begin(), specs.begin() + used);
-    wanted.push_back(specs.back());
+    const int64_t mma_max = std::min(max_tokens, handoff_m_ - 1);
+    while (used < plan_.size() && (used == 0 || plan_[used - 1].max_m < mma_max)) ++used;
+    std::vector<KernelSpec> wanted;
+    for (size_t i = 0; i < used; ++i) wanted.push_back(plan_[i].config.spec());
+    wanted.push_back(pad_rows_spec(problem_.device_info.arch()));
+    const bool handoff = max_tokens >= handoff_m_;
+    if (handoff) wanted.push_back(plan_.back().config.dequant_spec());
     auto compiled = KernelCache::instance().get_all(wanted);
-    kernels_.assign(plan_.size(), LoadedKernel{});
+    kernels_.resize(plan_.size());
     for (size_t i = 0; i < wanted.size(); ++i) {
       if (!compiled[i]) return compiled[i].status();
       auto loaded = load_kernel(*compiled[i], wanted[i]);
       if (!loaded) return loaded.status();
-      if (i + 1 == wanted.size())
+      if (i < used)
+        kernels_[i] = *loaded;
+      else if (i == used)
         pad_ = *loaded;
       else
-        kernels_[i] = *loaded;
+        dequant_ = *loaded;
+    }
+    if (handoff) {
+      if (cublas_workspace_.bytes() == 0) {
+        auto ws = DeviceBuffer::allocate(kCublasWorkspace);
+        if (!ws) return ws.status();
+        cublas_workspace_ = std::move(*ws);
+      }
+      for (bool bias : {false, true}) {
+        auto g = gemm_for(max_tokens, bias);
+        if (!g) return g.status();
+      }
     }
     // Split-K arrival counters: one per CTA tile of the largest grid any bucket launches.
     int64_t tiles = 1;
@@ -81,6 +101,11 @@ class JitLayer final : public PreparedLayer {
   }
 
   size_t workspace_bytes(int64_t m) const override {
+    const size_t expanded = m >= handoff_m_ ? align_up(size_t(problem_.n) * padded_k() * 2) : 0;
+    return std::max(expanded, mma_workspace_bytes(m));
+  }
+
+  size_t mma_workspace_bytes(int64_t m) const {
     const MmaPlanEntry& e = entry_for(m);
     const int splits = mma_splits(e.config, m, problem_.n, problem_.k, problem_.device_info);
     // NOTE: room for padded activations is reserved even when K is a multiple of 8: a caller's
@@ -91,6 +116,11 @@ class JitLayer final : public PreparedLayer {
   }
 
   Status run(const LinearArgs& args) const override {
+    // NOTE: cuBLASLt wants 16-byte aligned operands; other pointers take the mma kernel.
+    auto aligned = [](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
+    if (args.m >= handoff_m_ && aligned(args.a) && aligned(args.c) && aligned(args.bias) &&
+        problem_.k % 8 == 0 && problem_.n % 8 == 0)
+      return run_expanded(args);
     const MmaPlanEntry& e = entry_for(args.m);
     const size_t bucket = &e - plan_.data();
     if (kernels_[bucket].function == nullptr)
@@ -123,10 +153,8 @@ class JitLayer final : public PreparedLayer {
       lda = padded_k();
     }
     const MmaGemmConfig& c = e.config;
-    int splits = mma_splits(c, args.m, problem_.n, problem_.k, problem_.device_info);
-    int units_per_split = (k_units_ + splits - 1) / splits;
-    units_per_split = (units_per_split + c.units_per_stage - 1) / c.units_per_stage * c.units_per_stage;
-    splits = (k_units_ + units_per_split - 1) / units_per_split;
+    const int k_stages = (k_units_ + c.units_per_stage - 1) / c.units_per_stage;
+    const int splits = std::min(mma_splits(c, args.m, problem_.n, problem_.k, problem_.device_info), k_stages);
 
     MmaGemmParams p{};
     p.weights = reinterpret_cast<const u8*>(codes_.ptr());
@@ -146,7 +174,7 @@ class JitLayer final : public PreparedLayer {
     p.n_tiles = n_tiles_;
     p.k_units = k_units_;
     p.groups = groups_;
-    p.units_per_split = units_per_split;
+    p.k_stages = k_stages;
     const unsigned grid_y = static_cast<unsigned>((args.m + c.block_m() - 1) / c.block_m());
     return launch(kernels_[bucket], static_cast<unsigned>(grid_x(c)), grid_y,
                   static_cast<unsigned>(splits), p, stream);
@@ -156,13 +184,15 @@ class JitLayer final : public PreparedLayer {
     std::string s;
     int64_t lo = 1;
     for (const MmaPlanEntry& e : plan_) {
-      const int64_t hi = std::min<int64_t>(e.max_m, 1 << 20);
-      s += str("M ", lo, "..", e.max_m == INT64_MAX ? std::string("inf") : str(hi), ": mma_gemm ",
+      const int64_t hi = std::min<int64_t>(e.max_m, handoff_m_ - 1);
+      s += str("M ", lo, "..", hi, ": mma_gemm ",
                e.config.to_string(), ", split-K at M=", lo, ": ",
                mma_splits(e.config, lo, problem_.n, problem_.k, problem_.device_info), "\n  ");
       lo = e.max_m + 1;
-      if (e.max_m == INT64_MAX) break;
+      if (lo >= handoff_m_) break;
     }
+    s += str("M >= ", handoff_m_, ": expand the packed weight to ", problem_.act.type.name(),
+             " (mma_dequant), then cuBLASLt");
     return s;
   }
 
@@ -176,13 +206,60 @@ class JitLayer final : public PreparedLayer {
     return (n_tiles_ + c.tiles_n * c.warps_n - 1) / (c.tiles_n * c.warps_n);
   }
   int64_t padded_k() const { return (problem_.k + 7) / 8 * 8; }
+
+  // NOTE: cuBLASLt plans are cached per (M, bias). prepare() makes the one for max_tokens; run()
+  // makes others on first use (host memory only, no device allocation, no compilation).
+  Expected<std::shared_ptr<LtGemm>> gemm_for(int64_t m, bool bias) const {
+    std::lock_guard<std::mutex> lock(gemm_mutex_);
+    if (auto it = gemms_.find({m, bias}); it != gemms_.end()) return it->second;
+    LtGemmShape s;
+    s.m = m;
+    s.n = problem_.n;
+    s.k = problem_.k;
+    s.a_type = s.w_type = problem_.act.type;
+    s.out_type = problem_.out;
+    s.lda = problem_.k;
+    s.ldw = padded_k();
+    s.bias = bias;
+    auto g = LtGemm::create(s, kCublasWorkspace);
+    if (g) gemms_.emplace(std::make_pair(m, bias), *g);
+    return g;
+  }
+
+  // Large M: the packed weight expanded into the workspace, then one cuBLASLt GEMM.
+  Status run_expanded(const LinearArgs& args) const {
+    auto gemm = gemm_for(args.m, args.bias != nullptr);
+    if (!gemm) return gemm.status();
+    MmaDequantParams p{};
+    p.weights = reinterpret_cast<const u8*>(codes_.ptr());
+    p.scales = groups_ > 0 ? reinterpret_cast<const void*>(scales_.ptr()) : nullptr;
+    p.zeros = zeros_.bytes() > 0 ? reinterpret_cast<const void*>(zeros_.ptr()) : nullptr;
+    p.row_scale = row_scale_.bytes() > 0 ? reinterpret_cast<const float*>(row_scale_.ptr()) : nullptr;
+    p.out = static_cast<u16*>(args.workspace);
+    p.ldo = static_cast<i32>(padded_k());
+    p.n = static_cast<i32>(problem_.n);
+    p.k = static_cast<i32>(problem_.k);
+    p.n_tiles = n_tiles_;
+    p.k_units = k_units_;
+    p.groups = groups_;
+    const int64_t warps = int64_t(n_tiles_) * k_units_;
+    const unsigned blocks = static_cast<unsigned>(
+        std::clamp<int64_t>((warps + 7) / 8, 1, 8 * std::max(problem_.device_info.multiprocessors, 1)));
+    const CUstream stream = static_cast<CUstream>(args.stream);
+    QGEMM_RETURN_IF_ERROR(launch(dequant_, blocks, 1, 1, p, stream));
+    return (*gemm)->run(args.a, args.workspace, args.c, args.bias, nullptr, nullptr,
+                        cublas_workspace_.get(), cublas_workspace_.bytes(), stream);
+  }
   bool needs_pad_always() const { return problem_.k % 8 != 0; }
 
   LayerProblem problem_;
   std::vector<MmaPlanEntry> plan_;
   std::vector<LoadedKernel> kernels_;
-  LoadedKernel pad_;
-  DeviceBuffer codes_, scales_, zeros_, row_scale_, counters_;
+  int64_t handoff_m_;
+  LoadedKernel pad_, dequant_;
+  DeviceBuffer codes_, scales_, zeros_, row_scale_, counters_, cublas_workspace_;
+  mutable std::mutex gemm_mutex_;
+  mutable std::map<std::pair<int64_t, bool>, std::shared_ptr<LtGemm>> gemms_;
   int n_tiles_ = 0, k_units_ = 0, groups_ = 0;
   int64_t prepared_m_ = 0;
 };
@@ -211,7 +288,8 @@ class JitBackend final : public Backend {
     auto plan = plan_mma_gemm(p.n, p.k, p.weight, p.act.type, p.out, p.device_info);
     if (!plan) return plan.status();
     QGEMM_RETURN_IF_ERROR(use_device(p.device));
-    auto layer = std::make_unique<JitLayer>(p, std::move(*plan));
+    const int64_t handoff = cublaslt_library().ok() ? mma_handoff_m(p.device_info) : INT64_MAX;
+    auto layer = std::make_unique<JitLayer>(p, std::move(*plan), handoff);
     QGEMM_RETURN_IF_ERROR(layer->upload(w));
     return std::unique_ptr<PreparedLayer>(std::move(layer));
   }

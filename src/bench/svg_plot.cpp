@@ -337,3 +337,37 @@ Status write_svg(const PlotSpec& spec, const std::string& path) {
 }
 
 }  // namespace qgemm::bench
+
+namespace qgemm::bench {
+namespace {
+
+// The value of a numeric attribute of the root <svg> element, or `fallback`.
+double root_attribute(const std::string& svg, const std::string& name, double fallback) {
+  const size_t root = svg.find("<svg");
+  const size_t end = svg.find('>', root);
+  const size_t at = svg.find(" " + name + "=\"", root);
+  if (root == std::string::npos || at == std::string::npos || at > end) return fallback;
+  return std::strtod(svg.c_str() + at + name.size() + 3, nullptr);
+}
+
+}  // namespace
+
+std::string compose_svg_panels(const std::vector<std::string>& panels) {
+  double width = 0, height = 0;
+  std::string body;
+  for (const std::string& panel : panels) {
+    const double w = root_attribute(panel, "width", 900), h = root_attribute(panel, "height", 540);
+    // Nested <svg> elements keep their own viewport: place each one below the previous.
+    std::string placed = panel;
+    const size_t root = placed.find("<svg");
+    if (root != std::string::npos) placed.insert(root + 4, str(" x=\"0\" y=\"", px(height), "\""));
+    body += placed;
+    width = std::max(width, w);
+    height += h;
+  }
+  return str("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"", px(width), "\" height=\"",
+             px(std::max(height, 1.0)), "\" viewBox=\"0 0 ", px(width), " ", px(std::max(height, 1.0)),
+             "\">\n", body, "</svg>\n");
+}
+
+}  // namespace qgemm::bench

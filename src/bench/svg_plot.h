@@ -40,3 +40,10 @@ std::string render_svg(const PlotSpec& spec);
 Status write_svg(const PlotSpec& spec, const std::string& path);
 
 }  // namespace qgemm::bench
+
+namespace qgemm::bench {
+
+/// Stacks complete SVG documents (as render_svg makes them) vertically into one document.
+std::string compose_svg_panels(const std::vector<std::string>& panels);
+
+}  // namespace qgemm::bench

@@ -1,5 +1,6 @@
 #include "jit/compiler.h"
 
+#include <algorithm>
 #include <chrono>
 #include <mutex>
 #include <regex>
@@ -11,14 +12,10 @@
 namespace qgemm {
 namespace {
 
-// Hash of every embedded header, computed once.
-const std::string& headers_hash() {
-  static const std::string h = [] {
-    Hasher hasher;
-    for (const auto& header : jit::embedded_headers()) hasher.add(header.name).add(header.source);
-    return hasher.hex();
-  }();
-  return h;
+// Digest of the embedded headers, computed once per process.
+const std::string& embedded_headers_digest() {
+  static const std::string digest = headers_digest(jit::embedded_headers());
+  return digest;
 }
 
 std::string nvrtc_error(const NvrtcLibrary* nvrtc, nvrtcResult r) {
@@ -100,14 +97,24 @@ std::vector<std::string> compile_options(const std::string& arch) {
           "-Xptxas=-v", "--extra-device-vectorization"};
 }
 
-Expected<std::string> kernel_key(const KernelSpec& spec) {
+std::string headers_digest(const std::vector<jit::EmbeddedHeader>& headers) {
+  Hasher hasher;
+  for (const auto& header : headers) hasher.add(header.name).add(header.source);
+  return hasher.hex();
+}
+
+Expected<std::string> kernel_key_with_headers(const KernelSpec& spec, std::string_view digest) {
   auto lib = nvrtc_library();
   if (!lib) return lib.status();
   Hasher h;
-  h.add(spec.source).add(spec.name_expression).add(headers_hash()).add(int64_t((*lib)->major))
+  h.add(spec.source).add(spec.name_expression).add(digest).add(int64_t((*lib)->major))
       .add(int64_t((*lib)->minor)).add(spec.arch);
   for (const auto& o : compile_options(spec.arch)) h.add(o);
   return h.hex();
+}
+
+Expected<std::string> kernel_key(const KernelSpec& spec) {
+  return kernel_key_with_headers(spec, embedded_headers_digest());
 }
 
 Expected<CompiledKernel> compile_kernel(const KernelSpec& spec) {
@@ -121,23 +128,29 @@ Expected<CompiledKernel> compile_kernel(const KernelSpec& spec) {
 Expected<std::string> compile_ptx(const KernelSpec& spec) {
   auto out = run_nvrtc(spec, true);
   if (!out) return out.status();
-  return out->cubin;
+  std::string ptx = std::move(out->cubin);
+  while (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();  // NVRTC counts the terminator
+  return ptx;
 }
 
 ResourceUsage parse_ptxas_report(const std::string& log) {
-  ResourceUsage u;
-  std::smatch m;
   static const std::regex regs(R"(Used (\d+) registers)");
   static const std::regex spills(R"((\d+) bytes spill stores, (\d+) bytes spill loads)");
   static const std::regex stack(R"((\d+) bytes stack frame)");
   static const std::regex smem(R"((\d+) bytes smem)");
-  if (std::regex_search(log, m, regs)) u.registers = std::stoi(m[1]);
-  if (std::regex_search(log, m, spills)) {
-    u.spill_stores = std::stoi(m[1]);
-    u.spill_loads = std::stoi(m[2]);
-  }
-  if (std::regex_search(log, m, stack)) u.stack_frame = std::stoi(m[1]);
-  if (std::regex_search(log, m, smem)) u.static_smem = std::stoi(m[1]);
+  // The largest value of capture `group` over every match of `re`, or `none` without a match.
+  auto largest = [&log](const std::regex& re, int group, int none) {
+    int best = none;
+    for (std::sregex_iterator it(log.begin(), log.end(), re), end; it != end; ++it)
+      best = std::max(best, std::stoi((*it)[group]));
+    return best;
+  };
+  ResourceUsage u;
+  u.registers = largest(regs, 1, -1);
+  u.spill_stores = largest(spills, 1, 0);
+  u.spill_loads = largest(spills, 2, 0);
+  u.stack_frame = largest(stack, 1, 0);
+  u.static_smem = largest(smem, 1, 0);
   return u;
 }
 

@@ -1,8 +1,10 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "jit/embedded_headers.h"
 #include "jit/kernel_spec.h"
 #include "qgemm/status.h"
 
@@ -15,6 +17,14 @@ std::vector<std::string> compile_options(const std::string& arch);
 /// arch and the options. Never of paths or timestamps.
 Expected<std::string> kernel_key(const KernelSpec& spec);
 
+/// Digest of a header set (names and contents); kernel_key uses that of jit::embedded_headers().
+std::string headers_digest(const std::vector<jit::EmbeddedHeader>& headers);
+
+/// kernel_key with the header digest given: kernel_key(spec) is
+/// kernel_key_with_headers(spec, headers_digest(jit::embedded_headers())). Tests use it to show
+/// that a changed header changes every key.
+Expected<std::string> kernel_key_with_headers(const KernelSpec& spec, std::string_view digest);
+
 /// Compiles a spec to CUBIN with NVRTC (no GPU needed). A failure returns kCompileError whose
 /// message holds the family, the config and the compiler log.
 Expected<CompiledKernel> compile_kernel(const KernelSpec& spec);
@@ -22,7 +32,8 @@ Expected<CompiledKernel> compile_kernel(const KernelSpec& spec);
 /// PTX of a spec (compiled for the virtual arch), for debugging dumps.
 Expected<std::string> compile_ptx(const KernelSpec& spec);
 
-/// Parses ptxas -v output ("Used 72 registers", "8 bytes spill stores", ...).
+/// Parses ptxas -v output ("Used 72 registers", "8 bytes spill stores", ...). When the log
+/// reports several functions, each field is the largest any of them reports.
 ResourceUsage parse_ptxas_report(const std::string& log);
 
 }  // namespace qgemm

@@ -7,6 +7,12 @@
 namespace qgemm {
 namespace {
 
+// NOTE: entry points are requested at the CUDA 12.0 ABI, which is what the declarations in
+// cuda.h describe. Asking for CUDA_VERSION (13.0) returns newer variants with other signatures:
+// cuCtxSynchronize becomes cuCtxSynchronize_v2(CUcontext), and calling it with no argument
+// fails with CUDA_ERROR_CONTEXT_IS_DESTROYED.
+constexpr int kDriverApiVersion = 12000;
+
 Expected<const CudaDriver*> load_driver() {
   void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr)
@@ -23,7 +29,7 @@ Expected<const CudaDriver*> load_driver() {
   {                                                                                         \
     void* fn = nullptr;                                                                     \
     CUdriverProcAddressQueryResult found;                                                   \
-    if (get_proc(#name, &fn, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &found) != CUDA_SUCCESS || \
+    if (get_proc(#name, &fn, kDriverApiVersion, CU_GET_PROC_ADDRESS_DEFAULT, &found) != CUDA_SUCCESS || \
         fn == nullptr)                                                                      \
       return Status(ErrorCode::kNotFound, "the CUDA driver lacks " #name);                  \
     driver.name = reinterpret_cast<decltype(driver.name)>(fn);                              \

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "jit/compiler.h"
+#include "jit/kernel_dump.h"
 #include "util/hash.h"
 #include "util/parallel.h"
 #include "util/progress.h"
@@ -81,6 +82,8 @@ struct KernelCache::State {
   std::mutex mutex;
   std::map<std::string, std::shared_future<Expected<std::shared_ptr<const CompiledKernel>>>> entries;
   bool warned = false;
+  bool dump_warned = false;
+  std::atomic<bool> disk_failed{false};  ///< the directory proved unwritable: memory only
   std::atomic<uint64_t> temp_counter{0};
 };
 
@@ -100,7 +103,12 @@ KernelCache& KernelCache::instance() {
 }
 
 KernelCache::KernelCache(std::string directory, bool use_disk)
-    : directory_(std::move(directory)), use_disk_(use_disk), state_(std::make_shared<State>()) {}
+    : directory_(std::move(directory)),
+      use_disk_(use_disk),
+      dump_dir_(default_dump_dir()),
+      state_(std::make_shared<State>()) {}
+
+bool KernelCache::disk_enabled() const { return use_disk_ && !state_->disk_failed; }
 
 std::string KernelCache::entry_path(const std::string& key) const {
   return directory_ + "/" + key + kSuffix;
@@ -175,6 +183,38 @@ Status KernelCache::write_entry(const CompiledKernel& kernel) {
   return Status();
 }
 
+void KernelCache::dump(const KernelSpec& spec, const std::string& key,
+                       const CompiledKernel* compiled, const std::string& log) {
+  const Status s = dump_kernel(dump_dir_, spec, key, compiled, log);
+  if (s.ok()) return;
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  if (state_->dump_warned) return;
+  state_->dump_warned = true;
+  std::fprintf(stderr, "qgemm: warning: QGEMM_DUMP_DIR: %s\n", s.message().c_str());
+}
+
+// The disk entry if there is a valid one, else a fresh compile (stored on disk when possible).
+Expected<std::shared_ptr<const CompiledKernel>> KernelCache::build(const KernelSpec& spec,
+                                                                   const std::string& key) {
+  if (disk_enabled()) {
+    auto entry = read_entry(entry_path(key), key);
+    if (entry) return std::make_shared<const CompiledKernel>(std::move(*entry));
+  }
+  auto compiled = compile_kernel(spec);
+  if (!dump_dir_.empty())
+    dump(spec, key, compiled ? &*compiled : nullptr,
+         compiled ? compiled->log : compiled.status().message());
+  if (!compiled) return compiled.status();
+  if (disk_enabled()) {
+    const Status s = write_entry(*compiled);
+    if (!s.ok()) {
+      state_->disk_failed = true;
+      warn_once(s.message());
+    }
+  }
+  return std::make_shared<const CompiledKernel>(std::move(*compiled));
+}
+
 Expected<std::shared_ptr<const CompiledKernel>> KernelCache::get(const KernelSpec& spec) {
   auto key = kernel_key(spec);
   if (!key) return key.status();
@@ -189,23 +229,7 @@ Expected<std::shared_ptr<const CompiledKernel>> KernelCache::get(const KernelSpe
     }
     state_->entries.emplace(*key, promise.get_future().share());
   }
-  Expected<std::shared_ptr<const CompiledKernel>> result = Status(ErrorCode::kInternal, "unset");
-  if (use_disk_) {
-    auto entry = read_entry(entry_path(*key), *key);
-    if (entry) result = std::make_shared<const CompiledKernel>(std::move(*entry));
-  }
-  if (!result) {
-    auto compiled = compile_kernel(spec);
-    if (compiled) {
-      if (use_disk_) {
-        Status s = write_entry(*compiled);
-        if (!s.ok()) warn_once(s.message());
-      }
-      result = std::make_shared<const CompiledKernel>(std::move(*compiled));
-    } else {
-      result = compiled.status();
-    }
-  }
+  Expected<std::shared_ptr<const CompiledKernel>> result = build(spec, *key);
   promise.set_value(result);
   if (!result) {  // let a later call retry a failed build
     std::lock_guard<std::mutex> lock(state_->mutex);

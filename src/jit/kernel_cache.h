@@ -16,11 +16,16 @@ namespace qgemm {
 /// their payload and the key they belong to; a truncated or corrupt entry is rebuilt. Threads and
 /// processes that build the same key at once each write a complete entry, and the last rename
 /// leaves one valid file. An unwritable directory degrades to memory-only with one warning.
+///
+/// Debug switches (environment): QGEMM_CACHE_DIR (the directory of instance()),
+/// QGEMM_DISABLE_DISK_CACHE=1 (instance() keeps kernels in memory only) and QGEMM_DUMP_DIR=<dir>
+/// (every kernel a cache compiles is also written there as .cu, .ptx, .cubin and .log).
 class KernelCache {
  public:
   /// The process-wide cache (directory from QGEMM_CACHE_DIR, see default_cache_dir()).
   static KernelCache& instance();
 
+  /// A cache on `directory`; dumps go to $QGEMM_DUMP_DIR when it is set.
   explicit KernelCache(std::string directory, bool use_disk = true);
 
   /// The kernel for `spec`: from memory, else from disk, else compiled (and stored).
@@ -41,7 +46,11 @@ class KernelCache {
   int clear();
 
   const std::string& directory() const { return directory_; }
-  bool disk_enabled() const { return use_disk_; }
+  /// False when constructed without disk or after the directory proved unwritable.
+  bool disk_enabled() const;
+  /// Where compiled kernels are dumped ("" = nowhere); set it before the first get().
+  void set_dump_dir(std::string dir) { dump_dir_ = std::move(dir); }
+  const std::string& dump_dir() const { return dump_dir_; }
   /// Drops the in-process map (tests use it to force a disk read).
   void forget_memory();
 
@@ -51,11 +60,16 @@ class KernelCache {
 
  private:
   Status write_entry(const CompiledKernel& kernel);
+  Expected<std::shared_ptr<const CompiledKernel>> build(const KernelSpec& spec,
+                                                        const std::string& key);
+  void dump(const KernelSpec& spec, const std::string& key, const CompiledKernel* compiled,
+            const std::string& log);
   void warn_once(const std::string& message);
 
   struct State;
   std::string directory_;
   bool use_disk_;
+  std::string dump_dir_;
   std::shared_ptr<State> state_;
 };
 

@@ -1,10 +1,13 @@
 #include "jit/mma_gemm.h"
 
 #include "dense/mma_layout.cuh"
+#include "pack/mma_pack.h"
 #include "util/hash.h"
 
 namespace qgemm {
 namespace {
+
+int elem_index(DType t) { return t == DType::fp16() ? 0 : t == DType::bf16() ? 1 : 2; }
 
 const char* elem_name(DType t) {
   if (t == DType::fp16()) return "qgemm::Elem::kFp16";
@@ -34,16 +37,21 @@ MmaGemmConfig MmaGemmConfig::from_format(const WeightFormat& w, DType act, DType
       break;
   }
   c.zero_table = w.has_zero_points();
-  if (w.scale_kind == ScaleKind::kGroup || w.scale_kind == ScaleKind::kBlock) c.group_k = w.group_k;
+  if (w.scale_kind == ScaleKind::kGroup || w.scale_kind == ScaleKind::kBlock) {
+    c.group_k = w.group_k;
+    c.scale_table = mma_scale_table_type(w.scale_type);
+  }
   return c;
 }
+
+
 
 int MmaGemmConfig::unit_k() const { return mma_layout::unit_k(bits); }
 
 int MmaGemmConfig::smem_bytes() const {
   const int gps = mma_layout::groups_per_stage(group_k, stage_k());
   return stages * mma_layout::stage_bytes(bits, tiles_n * warps_n, units_per_stage, block_m(), gps,
-                                          zero_table ? 2 : 1);
+                                          elem_index(scale_table), zero_table);
 }
 
 Status MmaGemmConfig::validate() const {
@@ -60,6 +68,8 @@ Status MmaGemmConfig::validate() const {
   if (group_k > 0 && group_k % stage_k() != 0 && stage_k() % group_k != 0)
     return invalid_argument(str(where, ": group_k=", group_k, " and stage K=", stage_k(),
                                 " must divide one another"));
+  if (!(scale_table == DType::fp16() || scale_table == DType::bf16() || scale_table == DType::fp32()))
+    return invalid_argument(str(where, ": scale tables are fp16, bf16 or fp32"));
   if (zero_table && group_k == 0)
     return invalid_argument(str(where, ": zero-point tables need group scales"));
   if (warps_n < 1 || warps_m < 1 || tiles_n < 1 || frags_m < 1 || units_per_stage < 1)
@@ -80,7 +90,8 @@ std::string MmaGemmConfig::to_string() const {
   const char* kinds[] = {"int", "uint", "float"};
   std::string codec = str(kinds[code_kind < 0 || code_kind > 2 ? 0 : code_kind], bits);
   if (code_kind == 2) codec = str("e", exp_bits, "m", man_bits);
-  return str(codec, zero_table ? "/zp" : "", group_k ? str("/g", group_k) : std::string(), " ",
+  return str(codec, zero_table ? "/zp" : "",
+             group_k ? str("/g", group_k, ":", scale_table.name()) : std::string(), " ",
              act.name(), "->", out.name(), " ", tiling(), " ", arch);
 }
 
@@ -90,6 +101,19 @@ uint64_t MmaGemmConfig::hash() const {
   return h.low();
 }
 
+std::string MmaGemmConfig::format_fields() const {
+  return str("  static constexpr qgemm::Elem kAct = ", elem_name(act), ";\n"
+             "  static constexpr qgemm::Elem kOut = ", elem_name(out), ";\n"
+             "  static constexpr int kBits = ", bits, ";\n"
+             "  static constexpr int kCodeKind = ", code_kind, ";\n"
+             "  static constexpr int kExpBits = ", exp_bits, ";\n"
+             "  static constexpr int kManBits = ", man_bits, ";\n"
+             "  static constexpr int kConstZero = ", const_zero, ";\n"
+             "  static constexpr int kZeroTable = ", zero_table ? 1 : 0, ";\n"
+             "  static constexpr int kGroupK = ", group_k, ";\n"
+             "  static constexpr int kScaleElem = ", elem_index(scale_table), ";\n");
+}
+
 KernelSpec MmaGemmConfig::spec() const {
   KernelSpec s;
   s.family = "mma_gemm";
@@ -97,27 +121,28 @@ KernelSpec MmaGemmConfig::spec() const {
   s.arch = arch;
   s.threads = threads();
   s.dynamic_smem = smem_bytes();
-  s.source = str(
-      "#include \"dense/mma_gemm.cuh\"\n"
-      "struct Cfg {\n"
-      "  static constexpr qgemm::Elem kAct = ", elem_name(act), ";\n"
-      "  static constexpr qgemm::Elem kOut = ", elem_name(out), ";\n"
-      "  static constexpr int kBits = ", bits, ";\n"
-      "  static constexpr int kCodeKind = ", code_kind, ";\n"
-      "  static constexpr int kExpBits = ", exp_bits, ";\n"
-      "  static constexpr int kManBits = ", man_bits, ";\n"
-      "  static constexpr int kConstZero = ", const_zero, ";\n"
-      "  static constexpr int kZeroTable = ", zero_table ? 1 : 0, ";\n"
-      "  static constexpr int kGroupK = ", group_k, ";\n"
-      "  static constexpr int kWarpsN = ", warps_n, ";\n"
-      "  static constexpr int kWarpsM = ", warps_m, ";\n"
-      "  static constexpr int kTilesN = ", tiles_n, ";\n"
-      "  static constexpr int kFragsM = ", frags_m, ";\n"
-      "  static constexpr int kUnitsPerStage = ", units_per_stage, ";\n"
-      "  static constexpr int kStages = ", stages, ";\n"
-      "};\n"
-      "template __global__ void qgemm::mma_gemm_kernel<Cfg>(const qgemm::MmaGemmParams);\n");
+  s.source = str("#include \"dense/mma_gemm.cuh\"\nstruct Cfg {\n", format_fields(),
+                 "  static constexpr int kWarpsN = ", warps_n, ";\n"
+                 "  static constexpr int kWarpsM = ", warps_m, ";\n"
+                 "  static constexpr int kTilesN = ", tiles_n, ";\n"
+                 "  static constexpr int kFragsM = ", frags_m, ";\n"
+                 "  static constexpr int kUnitsPerStage = ", units_per_stage, ";\n"
+                 "  static constexpr int kStages = ", stages, ";\n"
+                 "};\n"
+                 "template __global__ void qgemm::mma_gemm_kernel<Cfg>(const qgemm::MmaGemmParams);\n");
   s.name_expression = "&qgemm::mma_gemm_kernel<Cfg>";
+  return s;
+}
+
+KernelSpec MmaGemmConfig::dequant_spec() const {
+  KernelSpec s;
+  s.family = "mma_dequant";
+  s.config = str(to_string().substr(0, to_string().find(' ')), " ", act.name(), " ", arch);
+  s.arch = arch;
+  s.threads = 256;
+  s.source = str("#include \"dense/mma_dequant.cuh\"\nstruct Cfg {\n", format_fields(), "};\n",
+                 "template __global__ void qgemm::mma_dequant_kernel<Cfg>(const qgemm::MmaDequantParams);\n");
+  s.name_expression = "&qgemm::mma_dequant_kernel<Cfg>";
   return s;
 }
 

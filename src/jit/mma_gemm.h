@@ -20,7 +20,9 @@ struct MmaGemmConfig {
   int man_bits = 0;
   int const_zero = 0;         ///< offset removed from every code (2^(bits-1) for signed ints)
   bool zero_table = false;    ///< per-group zero points
-  int group_k = 0;            ///< group (or block) scale K extent; 0 = none before the MMA
+  int group_k = 0;            ///< group (or block) scale K extent; 0 = no group scales
+  DType scale_table = DType::fp16();  ///< element type of the group scale table: holds the
+                                      ///< scale type exactly (fp16, bf16 or fp32)
   // Tiling.
   int warps_n = 4;            ///< warps along N (weight rows)
   int warps_m = 1;            ///< warps along M (tokens)
@@ -39,6 +41,9 @@ struct MmaGemmConfig {
   std::string tiling() const;
   uint64_t hash() const;
   KernelSpec spec() const;
+  /// The expansion kernel (kernels/dense/mma_dequant.cuh) for this config's format: it writes
+  /// the packed weight out as a dense fp16/bf16 matrix for the cuBLAS large-M path.
+  KernelSpec dequant_spec() const;
 
   int threads() const { return 32 * warps_n * warps_m; }
   int block_n() const { return 16 * tiles_n * warps_n; }
@@ -48,6 +53,10 @@ struct MmaGemmConfig {
   int smem_bytes() const;
 
   friend bool operator==(const MmaGemmConfig&, const MmaGemmConfig&) = default;
+
+ private:
+  /// The format members of the generated Cfg struct (shared by spec() and dequant_spec()).
+  std::string format_fields() const;
 };
 
 }  // namespace qgemm

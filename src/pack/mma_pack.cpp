@@ -1,6 +1,7 @@
 #include "pack/mma_pack.h"
 
 #include <cmath>
+#include <cstring>
 
 #include "dense/mma_layout.cuh"
 #include "util/parallel.h"
@@ -78,6 +79,9 @@ Expected<MmaPackedWeight> pack_mma(const QuantizedWeight& w, int64_t expert, DTy
   const int unit_k = mma_layout::unit_k(p.bits);
   p.k_units = static_cast<int>((w.k + unit_k - 1) / unit_k);
   const bool grouped = f.scale_kind == ScaleKind::kGroup || f.scale_kind == ScaleKind::kBlock;
+  if (f.has_zero_points() && !grouped)
+    return unsupported(str("pack_mma: ", f.to_string(),
+                           ": zero points need group or block scales in the mma layout"));
   if (grouped) {
     p.group_k = f.group_k;
     p.groups = static_cast<int>((int64_t(p.k_units) * unit_k + f.group_k - 1) / f.group_k);
@@ -103,23 +107,29 @@ Expected<MmaPackedWeight> pack_mma(const QuantizedWeight& w, int64_t expert, DTy
         }
   });
 
-  // Group / block scale and zero-point tables, padded groups and rows hold zeros.
+  // Group / block scale and zero-point tables, padded groups and rows hold zeros. Scales keep
+  // their exact value (the table type holds the scale type); zero points are subtracted before
+  // the MMA, so they are stored in the activation type.
   if (grouped) {
-    p.scales.assign(int64_t(p.n_tiles) * p.groups * 8, 0u);
-    if (f.has_zero_points()) p.zeros.assign(p.scales.size(), 0u);
+    p.scale_type = mma_scale_table_type(f.scale_type);
+    const int words_per_pair = p.scale_type == DType::fp32() ? 2 : 1;
+    p.scales.assign(int64_t(p.n_tiles) * p.groups * 8 * words_per_pair, 0u);
+    if (f.has_zero_points()) p.zeros.assign(int64_t(p.n_tiles) * p.groups * 8, 0u);
     const int64_t real_groups = w.k / f.group_k;
     for (int64_t row = 0; row < w.n; ++row)
       for (int64_t gi = 0; gi < real_groups; ++gi) {
         const int64_t si = w.scale_index(expert, row, gi * f.group_k);
         const int64_t at = (row / 16 * p.groups + gi) * 8 + row % 8;
-        const int shift = (row % 16) >= 8 ? 16 : 0;
-        auto s = to_half(half_type, w.scales[si], "group scale");
-        if (!s) return s.status();
-        p.scales[at] |= uint32_t(*s) << shift;
+        const bool upper = (row % 16) >= 8;
+        if (words_per_pair == 2) {
+          std::memcpy(&p.scales[2 * at + (upper ? 1 : 0)], &w.scales[si], 4);
+        } else {
+          p.scales[at] |= encode(p.scale_type, w.scales[si]) << (upper ? 16 : 0);
+        }
         if (f.has_zero_points()) {
           auto z = to_half(half_type, w.zeros[si], "zero point");
           if (!z) return z.status();
-          p.zeros[at] |= uint32_t(*z) << shift;
+          p.zeros[at] |= uint32_t(*z) << (upper ? 16 : 0);
         }
       }
   }
@@ -160,8 +170,22 @@ std::vector<uint32_t> unpack_mma_codes(const MmaPackedWeight& p, const WeightFor
 
 double unpack_mma_scale(const MmaPackedWeight& p, int64_t row, int64_t col) {
   if (p.groups == 0) return 1.0;
-  const uint32_t pair = p.scales[(row / 16 * p.groups + col / p.group_k) * 8 + row % 8];
-  return decode(p.half_type, (row % 16) >= 8 ? pair >> 16 : pair & 0xffff);
+  const int64_t at = (row / 16 * p.groups + col / p.group_k) * 8 + row % 8;
+  const bool upper = (row % 16) >= 8;
+  if (p.scale_type == DType::fp32()) {
+    float v;
+    std::memcpy(&v, &p.scales[2 * at + (upper ? 1 : 0)], 4);
+    return v;
+  }
+  const uint32_t pair = p.scales[at];
+  return decode(p.scale_type, upper ? pair >> 16 : pair & 0xffff);
+}
+
+DType mma_scale_table_type(DType scale_type) {
+  // NOTE: e4m3 and e5m2 (subnormals included) are exact in fp16; ue8m0 needs bf16's range.
+  if (scale_type == DType::bf16() || scale_type == DType::ue8m0()) return DType::bf16();
+  if (scale_type == DType::fp32()) return DType::fp32();
+  return DType::fp16();
 }
 
 }  // namespace qgemm

@@ -16,17 +16,25 @@ struct MmaPackedWeight {
   int k_units = 0;   ///< ceil(k / unit_k(bits))
   int group_k = 0;   ///< K extent of a group (or block) scale; 0 when there are none
   int groups = 0;    ///< scale groups along the padded K
-  DType half_type = DType::bf16();  ///< type of the scale and zero-point tables
+  DType half_type = DType::bf16();  ///< activation type: the zero-point table's type
+  DType scale_type = DType::fp16();  ///< the scale table's type (see mma_scale_table_type)
   std::vector<uint32_t> codes;      ///< n_tiles * k_units * unit_bytes / 4 words
-  std::vector<uint32_t> scales;     ///< [n_tiles][groups][8] half pairs (row g | row g+8 << 16)
-  std::vector<uint32_t> zeros;      ///< same layout; empty without zero points
+  /// [n_tiles][groups][8] pairs (row g, row g+8): one word (lo | hi << 16) for fp16/bf16
+  /// tables, two words (floats) for fp32 tables.
+  std::vector<uint32_t> scales;
+  std::vector<uint32_t> zeros;      ///< [n_tiles][groups][8] half pairs; empty without zero points
   std::vector<float> row_scale;     ///< [n] channel * tensor * global factor; empty when all 1
 };
 
 /// Packs expert `expert` of `w` for activations of `half_type` (fp16 or bf16). Group and block
-/// scales go to half-precision tables and must be normal numbers there; channel, tensor and
-/// global scales become the fp32 row factor. Fails (kUnsupported) when a scale does not fit.
+/// scales go to tables that hold them exactly; zero points go to `half_type` tables and must be
+/// normal numbers there (kUnsupported otherwise); channel, tensor and global scales become the
+/// fp32 row factor.
 Expected<MmaPackedWeight> pack_mma(const QuantizedWeight& w, int64_t expert, DType half_type);
+
+/// The group-scale table type that holds every value of `scale_type` exactly: fp16 for fp16, e4m3
+/// and e5m2; bf16 for bf16 and ue8m0; fp32 for fp32.
+DType mma_scale_table_type(DType scale_type);
 
 /// The codes back as canonical code bits, [n][k] row-major (for tests).
 std::vector<uint32_t> unpack_mma_codes(const MmaPackedWeight& packed, const WeightFormat& format);

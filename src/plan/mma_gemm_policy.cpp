@@ -2,21 +2,24 @@
 
 #include <algorithm>
 
+#include "dense/mma_layout.cuh"
+
 namespace qgemm {
 namespace {
 
-// NOTE: four token buckets, so a layer compiles at most four kernels: decode (8 tokens per CTA),
-// small batches (32), medium (64) and a 128x128 tile for prefill. Splits are a launch parameter,
-// not a kernel parameter, so they cost no extra compiles.
+// NOTE: four token buckets, so a layer compiles at most four kernels: decode (8 tokens per CTA,
+// long 256-K stages so the fixed cost of a stage is spread over many weights), small batches
+// (32), medium (64) and a 128-row x 64-token tile above. Splits are a launch parameter, not a
+// kernel parameter, so they cost no extra compiles.
 struct Bucket {
   int64_t max_m;
-  int warps_n, warps_m, tiles_n, frags_m, stages;
+  int warps_n, warps_m, tiles_n, frags_m, stages, stage_k;
 };
 constexpr Bucket kBuckets[] = {
-    {8, 4, 1, 1, 1, 8},
-    {32, 4, 1, 1, 4, 6},
-    {64, 4, 1, 1, 8, 4},
-    {INT64_MAX, 4, 2, 2, 8, 4},
+    {8, 4, 1, 2, 1, 4, 256},
+    {32, 4, 1, 2, 4, 4, 128},
+    {64, 4, 1, 1, 8, 4, 128},
+    {INT64_MAX, 4, 2, 2, 4, 4, 128},
 };
 
 }  // namespace
@@ -37,6 +40,7 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
   if (device.sm() < 80)
     return unsupported(str("the mma.sync kernels need sm_80 or newer, the device is ", device.arch()));
   (void)n;
+  (void)k;
   std::vector<MmaPlanEntry> plan;
   for (const Bucket& b : kBuckets) {
     MmaGemmConfig c = MmaGemmConfig::from_format(weight, act, out);
@@ -46,25 +50,36 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
     c.tiles_n = b.tiles_n;
     c.frags_m = b.frags_m;
     c.stages = b.stages;
-    // Stages of at least 128 K where the unit allows, so each stage moves enough bytes.
-    c.units_per_stage = c.unit_k() >= 128 ? 1 : 2;
+    c.units_per_stage = std::max(1, b.stage_k / c.unit_k());
     // Groups smaller than a stage must divide it; groups larger must be a multiple of it.
     if (c.group_k > 0 && c.group_k % c.stage_k() != 0 && c.stage_k() % c.group_k != 0)
       c.units_per_stage = 1;
-    // Wide codes with many tiles per warp use many registers: fewer tiles for odd widths.
-    if (c.unit_k() == 256 && c.tiles_n > 1) c.tiles_n = 1;
+    // Wide codes hold many words per lane and unit (12 for 3- and 6-bit, 28 for 7-bit): one
+    // tile per warp, and at most 32 tokens per warp past 8 words, or the registers spill.
+    const int words = mma_layout::unit_words(c.bits);
+    if (words > 4) c.tiles_n = 1;
+    if (words > 8) c.frags_m = std::min(c.frags_m, 4);
     while (c.smem_bytes() > device.smem_per_block && c.stages > 2) --c.stages;
     if (c.smem_bytes() > device.smem_per_block && c.units_per_stage > 1) c.units_per_stage = 1;
     while (c.smem_bytes() > device.smem_per_block && c.stages > 2) --c.stages;
+    // NOTE: 256-K units (1, 3, 5, 7 bits) with 128 tokens need 128 KB of activations for two
+    // stages, more than 99 KB parts (sm_86, sm_89) have: halve the token tile before giving up.
+    while (c.smem_bytes() > device.smem_per_block && c.frags_m > 1) c.frags_m /= 2;
     if (c.smem_bytes() > device.smem_per_block)
       return unsupported(str("mma_gemm ", c.to_string(), " needs ", c.smem_bytes(),
                              " bytes of shared memory, the device allows ", device.smem_per_block));
     Status s = c.validate();
     if (!s.ok()) return unsupported(s.message());
-    (void)k;
     plan.push_back({b.max_m, c});
   }
   return plan;
+}
+
+int64_t mma_handoff_m(const DeviceInfo& device) {
+  // NOTE: above this many tokens the layer is compute-bound and mma.sync reaches less than a
+  // third of Hopper's wgmma rate, so expanding the weight and calling cuBLAS is faster.
+  (void)device;
+  return 512;
 }
 
 }  // namespace qgemm

@@ -22,6 +22,10 @@ struct MmaPlanEntry {
 Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const WeightFormat& weight,
                                                   DType act, DType out, const DeviceInfo& device);
 
+/// Tokens from which a layer expands its packed weight to fp16/bf16 and calls cuBLASLt instead
+/// of running the mma kernel (the mma kernel runs below it).
+int64_t mma_handoff_m(const DeviceInfo& device);
+
 /// K splits for `m` tokens: enough CTAs to fill the GPU twice over, each split at least four
 /// pipeline stages long.
 int mma_splits(const MmaGemmConfig& config, int64_t m, int64_t n, int64_t k, const DeviceInfo& device);

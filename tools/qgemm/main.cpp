@@ -1,4 +1,5 @@
 #include <cstdio>
+#include <string>
 
 #include "commands.h"
 
@@ -8,6 +9,10 @@ int main(int argc, char** argv) {
   qgemm::cli::add_info_command(app);
   qgemm::cli::add_formats_command(app);
   qgemm::cli::add_verify_command(app);
+  qgemm::cli::add_jit_command(app);
+  std::string command_line = "qgemm";
+  for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];
+  qgemm::cli::add_bench_command(app, command_line);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

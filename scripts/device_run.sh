@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (device tool) over a copy of the working tree, with the binaries built
+# here carried in .device/bin. Usage: scripts/device_run.sh STEP... where a step is one of
+#   info        qgemm info and nvidia-smi
+#   gputests    the GPU test binary (filter with GTEST_FILTER)
+#   verify      a few qgemm verify runs on the jit backend
+#   bench:NAME  qgemm bench bench/recipes/NAME.yaml, JSON and SVG into $OUT
+# Every step's log goes to $OUT/<step>.log; a short summary is printed last.
+set -u
+OUT=${OUT:-/tmp/qgemm-out}
+mkdir -p "$OUT"
+BIN=.device/bin
+export QGEMM_CACHE_DIR=${QGEMM_CACHE_DIR:-/tmp/qgemm-cache}
+summary=""
+for step in "$@"; do
+  start=$(date +%s)
+  case "$step" in
+    info)
+      { nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu --format=csv; "$BIN/qgemm" info; } > "$OUT/info.log" 2>&1
+      rc=$? ;;
+    gputests)
+      timeout "${GPUTEST_TIMEOUT:-400}" "$BIN/qgemm_gpu_tests" --gtest_filter="${GTEST_FILTER:-*}" > "$OUT/gputests.log" 2>&1
+      rc=$?
+      grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests ran|Failure|rel_frobenius|Which is" "$OUT/gputests.log" | head -40 ;;
+    verify)
+      { for w in int4/g128/bf16 nvfp4 uint4/g128/fp16/zp e4m3/b128x128/fp32; do
+          "$BIN/qgemm" verify --m 33 --n 4100 --k 2048 --weight "$w" --backend jit --bias; done; } > "$OUT/verify.log" 2>&1
+      rc=$? ;;
+    bench:*)
+      name=${step#bench:}
+      timeout "${BENCH_TIMEOUT:-400}" "$BIN/qgemm" bench "bench/recipes/$name.yaml" --out "$OUT/$name.json" --plot "$OUT/$name.svg" > "$OUT/bench_$name.log" 2>&1
+      rc=$?
+      tail -n 60 "$OUT/bench_$name.log" ;;
+    *) echo "unknown step $step"; rc=2 ;;
+  esac
+  summary+="$step: rc=$rc $(( $(date +%s) - start ))s"$'\n'
+done
+echo "---- summary"
+printf "%s" "$summary"

@@ -1,0 +1,206 @@
+#include "jit/compiler.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "jit/embedded_headers.h"
+#include "jit/kernel_cache.h"
+#include "jit/mma_gemm.h"
+#include "jit_test_util.h"
+#include "plan/mma_gemm_policy.h"
+#include "qgemm/device.h"
+
+namespace qgemm {
+namespace {
+
+using testing::tiny_spec;
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(KernelKey, IsStableAndFollowsSourceArchAndEntry) {
+  QGEMM_REQUIRE_NVRTC();
+  const KernelSpec spec = tiny_spec(1);
+  const std::string key = *kernel_key(spec);
+  EXPECT_EQ(32u, key.size());
+  EXPECT_EQ(std::string::npos, key.find_first_not_of("0123456789abcdef")) << key;
+  EXPECT_EQ(key, *kernel_key(spec)) << "same spec, same key";
+  EXPECT_EQ(key, *kernel_key(tiny_spec(1))) << "an equal spec built again, same key";
+
+  EXPECT_NE(key, *kernel_key(tiny_spec(2))) << "different source";
+  KernelSpec comment = spec;
+  comment.source += "// a comment\n";
+  EXPECT_NE(key, *kernel_key(comment)) << "any source change";
+  EXPECT_NE(key, *kernel_key(tiny_spec(1, "sm_90a"))) << "different arch";
+  EXPECT_NE(*kernel_key(tiny_spec(1, "sm_86")), *kernel_key(tiny_spec(1, "sm_89")));
+  KernelSpec entry = spec;
+  entry.name_expression = "tiny_kernel";
+  EXPECT_NE(key, *kernel_key(entry)) << "different name expression";
+
+  // Family, config text and launch shape describe the kernel; they do not change its code.
+  KernelSpec described = spec;
+  described.family = "other";
+  described.config = "other text";
+  described.threads = 64;
+  EXPECT_EQ(key, *kernel_key(described));
+}
+
+TEST(KernelKey, DependsOnEveryEmbeddedHeader) {
+  QGEMM_REQUIRE_NVRTC();
+  const auto& headers = jit::embedded_headers();
+  ASSERT_FALSE(headers.empty());
+  const KernelSpec spec = tiny_spec(1);
+  const std::string digest = headers_digest(headers);
+  EXPECT_EQ(*kernel_key(spec), *kernel_key_with_headers(spec, digest))
+      << "kernel_key hashes the embedded headers";
+
+  // One changed byte in any header, a renamed header or one more header: a new digest and key.
+  for (size_t i = 0; i < headers.size(); ++i) {
+    SCOPED_TRACE(std::string(headers[i].name));
+    std::vector<jit::EmbeddedHeader> changed = headers;
+    std::string source(headers[i].source);
+    source.back() = source.back() == ' ' ? '\t' : ' ';
+    changed[i].source = source;
+    const std::string changed_digest = headers_digest(changed);
+    EXPECT_NE(digest, changed_digest);
+    EXPECT_NE(*kernel_key(spec), *kernel_key_with_headers(spec, changed_digest));
+  }
+  std::vector<jit::EmbeddedHeader> renamed = headers;
+  renamed[0].name = "renamed.cuh";
+  EXPECT_NE(digest, headers_digest(renamed));
+  std::vector<jit::EmbeddedHeader> more = headers;
+  more.push_back({"extra.cuh", "#pragma once\n"});
+  EXPECT_NE(digest, headers_digest(more));
+}
+
+TEST(KernelKey, EmbeddedHeadersAreTheKernelTree) {
+  const auto& headers = jit::embedded_headers();
+  std::vector<std::string> names;
+  for (const auto& h : headers) {
+    names.emplace_back(h.name);
+    EXPECT_FALSE(h.source.empty()) << h.name;
+    EXPECT_EQ('\0', h.source.data()[h.source.size()]) << h.name << " must be NUL-terminated";
+  }
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  for (const char* expected : {"common/base.cuh", "dense/mma_gemm.cuh", "dense/pad_rows.cuh",
+                               "dequant/dequantize_canonical.cuh"})
+    EXPECT_NE(names.end(), std::find(names.begin(), names.end(), expected)) << expected;
+}
+
+TEST(Compiler, CompileErrorNamesFamilyConfigArchAndLog) {
+  QGEMM_REQUIRE_NVRTC();
+  auto k = compile_kernel(testing::broken_spec());
+  ASSERT_FALSE(k.ok());
+  EXPECT_EQ(ErrorCode::kCompileError, k.status().code());
+  const std::string m = k.status().message();
+  EXPECT_TRUE(contains(m, "broken")) << m;
+  EXPECT_TRUE(contains(m, "[undeclared identifier]")) << m;
+  EXPECT_TRUE(contains(m, "sm_80")) << m;
+  EXPECT_TRUE(contains(m, "qgemm_test_undeclared")) << m << "\n(the NVRTC log is missing)";
+}
+
+// A config the planner would never make (validate() rejects it) still reaches the template's
+// static_assert, whose message comes back with the family and the config.
+TEST(Compiler, StaticAssertOfAnInvalidMmaConfigComesBackWithTheConfig) {
+  QGEMM_REQUIRE_NVRTC();
+  MmaGemmConfig c = MmaGemmConfig::from_format(*WeightFormat::parse("int4/g128/bf16"),
+                                               DType::bf16(), DType::bf16());
+  c.group_k = 48;
+  ASSERT_FALSE(c.validate().ok());
+  auto k = compile_kernel(c.spec());
+  ASSERT_FALSE(k.ok());
+  EXPECT_EQ(ErrorCode::kCompileError, k.status().code());
+  const std::string m = k.status().message();
+  EXPECT_TRUE(contains(m, "compiling mma_gemm [" + c.to_string() + "]")) << m;
+  EXPECT_TRUE(contains(m, "a stage must hold whole groups or lie inside one")) << m;
+}
+
+TEST(Compiler, PtxIsTextForTheVirtualArch) {
+  QGEMM_REQUIRE_NVRTC();
+  auto ptx = compile_ptx(tiny_spec(1, "sm_90a"));
+  ASSERT_TRUE(ptx.ok()) << ptx.status().to_string();
+  EXPECT_TRUE(contains(*ptx, ".target sm_90a")) << ptx->substr(0, 400);
+  EXPECT_TRUE(contains(*ptx, ".entry")) << ptx->substr(0, 400);
+  EXPECT_EQ(std::string::npos, ptx->find('\0')) << "no NUL terminator inside the text";
+}
+
+TEST(PtxasReport, ParsesOneFunction) {
+  const std::string log =
+      "ptxas info    : 153 bytes gmem\n"
+      "ptxas info    : Compiling entry function '_ZN5qgemm15mma_gemm_kernelI3CfgEEvNS_13MmaGemm"
+      "ParamsE' for 'sm_80'\n"
+      "ptxas info    : Function properties for _ZN5qgemm15mma_gemm_kernelI3CfgEEvNS_13MmaGemm"
+      "ParamsE\n"
+      "ptxas         .     32 bytes stack frame, 28 bytes spill stores, 24 bytes spill loads\n"
+      "ptxas info    : Used 128 registers, used 1 barriers, 136 bytes smem, 464 bytes cmem[0]\n"
+      "ptxas info    : Compile time = 423.894 ms\n";
+  const ResourceUsage u = parse_ptxas_report(log);
+  EXPECT_EQ(128, u.registers);
+  EXPECT_EQ(28, u.spill_stores);
+  EXPECT_EQ(24, u.spill_loads);
+  EXPECT_EQ(32, u.stack_frame);
+  EXPECT_EQ(136, u.static_smem);
+}
+
+TEST(PtxasReport, TakesTheLargestOverSeveralFunctions) {
+  const std::string log =
+      "ptxas info    : Function properties for helper\n"
+      "ptxas         .     16 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads\n"
+      "ptxas info    : Compiling entry function 'kernel' for 'sm_90a'\n"
+      "ptxas info    : Function properties for kernel\n"
+      "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 12 bytes spill loads\n"
+      "ptxas info    : Used 40 registers, 0 bytes smem\n"
+      "ptxas info    : Used 255 registers, used 1 barriers, 1024 bytes smem\n";
+  const ResourceUsage u = parse_ptxas_report(log);
+  EXPECT_EQ(255, u.registers);
+  EXPECT_EQ(8, u.spill_stores);
+  EXPECT_EQ(12, u.spill_loads);
+  EXPECT_EQ(16, u.stack_frame);
+  EXPECT_EQ(1024, u.static_smem);
+}
+
+TEST(PtxasReport, EmptyLogReportsUnknownRegisters) {
+  const ResourceUsage u = parse_ptxas_report("nvrtc: no ptxas output\n");
+  EXPECT_EQ(-1, u.registers);
+  EXPECT_EQ(0, u.spill_stores);
+  EXPECT_EQ(0, u.spill_loads);
+  EXPECT_EQ(0, u.stack_frame);
+  EXPECT_EQ(0, u.static_smem);
+}
+
+// The CI compile check in small: every bucket the planner makes for int4/g128/bf16 on Ampere and
+// Hopper compiles without spills. (`qgemm jit check` covers every family and format.)
+TEST(Compiler, EveryInt4PlanBucketCompilesWithoutSpills) {
+  QGEMM_REQUIRE_NVRTC();
+  std::vector<KernelSpec> specs;
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    auto plan = plan_mma_gemm(8192, 8192, *WeightFormat::parse("int4/g128/bf16"), DType::bf16(),
+                              DType::bf16(), *device_preset(arch));
+    ASSERT_TRUE(plan.ok()) << arch << ": " << plan.status().to_string();
+    ASSERT_EQ(4u, plan->size()) << arch;
+    for (const MmaPlanEntry& e : *plan) specs.push_back(e.config.spec());
+  }
+  KernelCache cache("", /*use_disk=*/false);
+  const auto results = cache.get_all(specs);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const std::string where = specs[i].config;
+    ASSERT_TRUE(results[i].ok()) << where << ": " << results[i].status().to_string();
+    const CompiledKernel& k = **results[i];
+    const ResourceUsage& r = k.resources;
+    EXPECT_GT(r.registers, 0) << where << "\n" << k.log;
+    EXPECT_LE(r.registers, 255) << where;
+    EXPECT_EQ(0, r.spill_stores) << where << "\n" << k.log;
+    EXPECT_EQ(0, r.spill_loads) << where << "\n" << k.log;
+    EXPECT_EQ(0, r.stack_frame) << where << "\n" << k.log;
+    EXPECT_LE(specs[i].dynamic_smem + r.static_smem, 227 << 10) << where;
+    EXPECT_EQ(0, k.cubin.compare(0, 4, "\x7f" "ELF")) << where << ": CUBIN is an ELF image";
+    EXPECT_TRUE(contains(k.lowered_name, "mma_gemm_kernel")) << k.lowered_name;
+    EXPECT_TRUE(contains(k.log, "for '" + specs[i].arch + "'")) << where << "\n" << k.log;
+  }
+}
+
+}  // namespace
+}  // namespace qgemm

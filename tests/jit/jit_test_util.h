@@ -1,0 +1,99 @@
+#pragma once
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "jit/kernel_spec.h"
+#include "jit/nvrtc_library.h"
+#include "qgemm/status.h"
+
+namespace qgemm::testing {
+
+/// Skips the current test, visibly, when NVRTC cannot be loaded.
+#define QGEMM_REQUIRE_NVRTC()                                                              \
+  do {                                                                                     \
+    if (auto nvrtc_ = ::qgemm::nvrtc_library(); !nvrtc_)                                  \
+      GTEST_SKIP() << "no NVRTC on this machine: " << nvrtc_.status().message();         \
+  } while (0)
+
+/// A fresh directory under $TMPDIR (or /tmp), removed with everything in it on destruction.
+class TempDir {
+ public:
+  TempDir() {
+    const char* base = std::getenv("TMPDIR");
+    std::string pattern = std::string(base && *base ? base : "/tmp") + "/qgemm-jit-test-XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed for " << pattern;
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+/// A kernel that compiles in tens of milliseconds; `variant` changes its source (and key).
+inline KernelSpec tiny_spec(int variant, const std::string& arch = "sm_80") {
+  KernelSpec s;
+  s.family = "tiny";
+  s.config = str("variant ", variant);
+  s.arch = arch;
+  s.threads = 32;
+  s.source = str("__global__ void tiny_kernel(int* out) { out[threadIdx.x] = threadIdx.x * ",
+                 variant, "; }\n");
+  s.name_expression = "&tiny_kernel";
+  return s;
+}
+
+/// A kernel with a compile error: an undeclared identifier NVRTC names in its log.
+inline KernelSpec broken_spec() {
+  KernelSpec s = tiny_spec(0);
+  s.family = "broken";
+  s.config = "undeclared identifier";
+  s.source = "__global__ void tiny_kernel(int* out) { out[0] = qgemm_test_undeclared; }\n";
+  return s;
+}
+
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+inline void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+/// File names in `dir` (not recursive), sorted.
+inline std::vector<std::string> file_names(const std::string& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+/// How many times `needle` occurs in `text`.
+inline int count_of(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace qgemm::testing

@@ -1,0 +1,188 @@
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "plan/mma_gemm_policy.h"
+#include "qgemm/device.h"
+
+namespace qgemm {
+namespace {
+
+const char* const kPresets[] = {"sm_80", "sm_86", "sm_89", "sm_90", "h200"};
+
+const char* const kFormats[] = {
+    "int4/g128/bf16", "uint4/g128/fp16/zp", "int3/g128/bf16", "int8/channel/bf16", "e2m1/g32/ue8m0",
+    "nvfp4",          "e4m3/b128x128/fp32", "int5/g64/bf16",  "e2m3/g32/ue8m0",
+};
+
+// N and K of real model layers, several of them no multiple of 128 (704, 2112, 2880).
+const int64_t kDims[] = {640, 704, 1408, 2112, 2880, 8192, 28672};
+
+const int64_t kTokens[] = {1, 7, 8, 9, 32, 33, 64, 65, 200, 4096, 16384};
+
+int64_t group_k(const WeightFormat& f) {
+  return f.scale_kind == ScaleKind::kGroup || f.scale_kind == ScaleKind::kBlock ? f.group_k : 0;
+}
+
+// The bucket entry that runs m tokens.
+const MmaPlanEntry& entry_for(const std::vector<MmaPlanEntry>& plan, int64_t m) {
+  for (const MmaPlanEntry& e : plan)
+    if (m <= e.max_m) return e;
+  return plan.back();
+}
+
+// Checks one plan's invariants; `where` names the layer.
+void expect_sane_plan(const std::vector<MmaPlanEntry>& plan, int64_t n, int64_t k,
+                      const WeightFormat& f, DType act, const DeviceInfo& d,
+                      const std::string& where) {
+  ASSERT_EQ(4u, plan.size()) << where;
+  std::set<uint64_t> configs;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const MmaGemmConfig& c = plan[i].config;
+    const std::string at = str(where, " bucket ", i, " ", c.to_string());
+    if (i > 0) {
+      EXPECT_LT(plan[i - 1].max_m, plan[i].max_m) << at;
+    }
+    EXPECT_TRUE(c.validate().ok()) << at << ": " << c.validate().to_string();
+    EXPECT_LE(c.smem_bytes(), d.smem_per_block) << at;
+    EXPECT_EQ(d.sm() == 90 ? "sm_90a" : str("sm_", d.sm()), c.arch) << at;
+    // The format part is the layer's; only the tiling is the planner's choice.
+    MmaGemmConfig format_only = MmaGemmConfig::from_format(f, act, act);
+    format_only.warps_n = c.warps_n;
+    format_only.warps_m = c.warps_m;
+    format_only.tiles_n = c.tiles_n;
+    format_only.frags_m = c.frags_m;
+    format_only.units_per_stage = c.units_per_stage;
+    format_only.stages = c.stages;
+    format_only.arch = c.arch;
+    EXPECT_EQ(format_only, c) << at;
+    if (c.group_k > 0) {
+      EXPECT_TRUE(c.group_k % c.stage_k() == 0 || c.stage_k() % c.group_k == 0) << at;
+    }
+    configs.insert(c.hash());
+  }
+  EXPECT_EQ(INT64_MAX, plan.back().max_m) << where;
+  EXPECT_LE(configs.size(), 4u) << where;
+
+  for (int64_t m : kTokens) {
+    const MmaGemmConfig& c = entry_for(plan, m).config;
+    const int splits = mma_splits(c, m, n, k, d);
+    const int64_t stages_total = (k + c.stage_k() - 1) / c.stage_k();
+    EXPECT_GE(splits, 1) << where << " M=" << m;
+    EXPECT_LE(splits, 16) << where << " M=" << m;
+    // Splits of at least four stages on average (ceil-sized splits: all but the last).
+    if (stages_total >= 4) {
+      EXPECT_GE(stages_total / splits, 4) << where << " M=" << m << " splits " << splits;
+    } else {
+      EXPECT_EQ(1, splits) << where << " M=" << m;
+    }
+  }
+}
+
+TEST(MmaPlan, EveryPresetFormatAndShapeGivesFourValidBuckets) {
+  int planned = 0;
+  for (const char* preset : kPresets) {
+    const DeviceInfo d = *device_preset(preset);
+    for (const char* spec : kFormats) {
+      const WeightFormat f = *WeightFormat::parse(spec);
+      for (int64_t n : kDims)
+        for (int64_t k : kDims) {
+          if (group_k(f) > 0 && k % group_k(f) != 0) continue;
+          const DType act = (n + k) % 3 == 0 ? DType::fp16() : DType::bf16();
+          const std::string where = str(preset, " ", spec, " N=", n, " K=", k, " act ", act.name());
+          auto plan = plan_mma_gemm(n, k, f, act, act, d);
+          ASSERT_TRUE(plan.ok()) << where << ": " << plan.status().to_string();
+          expect_sane_plan(*plan, n, k, f, act, d, where);
+          ++planned;
+        }
+    }
+  }
+  EXPECT_GT(planned, 5 * 9 * 7);
+}
+
+// Decode on a big layer: 8192 / 64 = 128 CTAs, so splits bring at least one CTA per SM.
+TEST(MmaPlan, DecodeSplitsFillTheH200) {
+  const DeviceInfo d = *device_preset("h200");
+  for (const char* spec : {"int4/g128/bf16", "int3/g128/bf16", "int8/channel/bf16", "nvfp4"}) {
+    auto plan =
+        plan_mma_gemm(8192, 8192, *WeightFormat::parse(spec), DType::bf16(), DType::bf16(), d);
+    ASSERT_TRUE(plan.ok()) << spec << ": " << plan.status().to_string();
+    const MmaGemmConfig& c = entry_for(*plan, 1).config;
+    const int64_t ctas = (8192 / 16 + c.tiles_n * c.warps_n - 1) / (c.tiles_n * c.warps_n);
+    const int splits = mma_splits(c, 1, 8192, 8192, d);
+    EXPECT_GT(splits, 1) << spec;
+    EXPECT_GE(ctas * splits, d.multiprocessors) << spec << " " << c.to_string();
+  }
+}
+
+// Splits shrink as tokens fill the GPU, and stay 1 on a short K.
+TEST(MmaPlan, SplitsFollowTokensAndK) {
+  const DeviceInfo d = *device_preset("h200");
+  auto plan = plan_mma_gemm(4096, 4096, *WeightFormat::parse("int4/g128/bf16"), DType::bf16(),
+                            DType::bf16(), d);
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  const MmaGemmConfig& prefill = plan->back().config;
+  EXPECT_EQ(1, mma_splits(prefill, 16384, 4096, 4096, d));
+  const MmaGemmConfig& decode = plan->front().config;
+  EXPECT_EQ(1, mma_splits(decode, 1, 4096, 3 * decode.stage_k(), d));
+  EXPECT_EQ(1, mma_splits(decode, 1, 4096, 1, d));
+  EXPECT_LE(mma_splits(decode, 1, 4096, 8 * decode.stage_k(), d), 2);
+}
+
+TEST(MmaPlan, PreAmpereArchIsUnsupported) {
+  DeviceInfo d;
+  d.name = "hand-made sm_75";
+  d.sm_major = 7;
+  d.sm_minor = 5;
+  d.multiprocessors = 40;
+  d.smem_per_block = 64 << 10;
+  auto plan = plan_mma_gemm(4096, 4096, *WeightFormat::parse("int4/g128/bf16"), DType::bf16(),
+                            DType::bf16(), d);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(ErrorCode::kUnsupported, plan.status().code());
+  EXPECT_NE(std::string::npos, plan.status().message().find("sm_75")) << plan.status().message();
+  EXPECT_NE(std::string::npos, plan.status().message().find("sm_80 or newer"))
+      << plan.status().message();
+}
+
+// A group that neither divides nor is a multiple of any stage K (48 vs 64 / 128 for 4 bits) has no
+// kernel: a clear kUnsupported naming the group and the stage, not a config that fails later.
+TEST(MmaPlan, GroupIncompatibleWithTheStageIsUnsupported) {
+  for (const char* preset : kPresets) {
+    auto plan = plan_mma_gemm(4096, 4800, *WeightFormat::parse("int4/g48/bf16"), DType::bf16(),
+                              DType::bf16(), *device_preset(preset));
+    ASSERT_FALSE(plan.ok()) << preset;
+    EXPECT_EQ(ErrorCode::kUnsupported, plan.status().code()) << preset;
+    EXPECT_NE(std::string::npos, plan.status().message().find("group_k=48"))
+        << preset << ": " << plan.status().message();
+    EXPECT_NE(std::string::npos, plan.status().message().find("stage K=64"))
+        << preset << ": " << plan.status().message();
+  }
+  // A group that is not a multiple of 16 cannot be a stage fraction either.
+  auto plan = plan_mma_gemm(4096, 4096, *WeightFormat::parse("int4/g8/bf16"), DType::bf16(),
+                            DType::bf16(), *device_preset("h200"));
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(ErrorCode::kUnsupported, plan.status().code());
+  EXPECT_NE(std::string::npos, plan.status().message().find("group_k=8 must be a multiple of 16"))
+      << plan.status().message();
+}
+
+// Groups that a single unit divides, or that span several stages, plan fine: g16 and g32 under the
+// 4-bit unit (64), g256 and g512 over a 128-K stage, g64 under the 3-bit unit (256).
+TEST(MmaPlan, GroupsThatDivideOrSpanStagesArePlanned) {
+  const DeviceInfo d = *device_preset("sm_86");
+  for (const char* spec : {"int4/g16/fp16", "int4/g32/bf16", "uint4/g256/fp16/zp", "int4/g512/bf16",
+                           "int3/g64/bf16", "int7/g128/fp16", "int2/g128/bf16", "int1/g256/bf16",
+                           "int6/g64/fp16/global", "e4m3/g32/ue8m0"}) {
+    const WeightFormat f = *WeightFormat::parse(spec);
+    auto plan = plan_mma_gemm(2048, 4096, f, DType::fp16(), DType::fp16(), d);
+    ASSERT_TRUE(plan.ok()) << spec << ": " << plan.status().to_string();
+    expect_sane_plan(*plan, 2048, 4096, f, DType::fp16(), d, spec);
+  }
+}
+
+}  // namespace
+}  // namespace qgemm

@@ -1,0 +1,378 @@
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "bench/recipe.h"
+#include "commands.h"
+#include "jit/dequantize_kernel.h"
+#include "jit/kernel_cache.h"
+#include "jit/pad_rows.h"
+#include "plan/mma_gemm_policy.h"
+#include "qgemm/device.h"
+#include "qgemm/format.h"
+
+namespace qgemm::cli {
+namespace {
+
+constexpr const char* kArchs[] = {"sm_80", "sm_86", "sm_89", "sm_90a"};
+
+// Weight x activation -> output formats whose plans `jit check` compiles: every code width and
+// kind, group / channel / block scales, zero points, global scales and all three outputs.
+struct CheckFormat {
+  const char* weight;
+  const char* act;
+  const char* out;
+};
+constexpr CheckFormat kCheckFormats[] = {
+    {"int4/g128/bf16", "bf16", "bf16"},       {"int4/g128/fp16", "fp16", "fp16"},
+    {"uint4/g128/fp16/zp", "fp16", "fp16"},   {"int3/g128/bf16", "bf16", "bf16"},
+    {"int2/g128/bf16", "bf16", "bf16"},       {"int8/channel/bf16", "bf16", "bf16"},
+    {"e2m1/g32/ue8m0", "bf16", "bf16"},       {"e2m1/g16/e4m3/global", "bf16", "bf16"},
+    {"e4m3/b128x128/fp32", "bf16", "fp32"},   {"e5m2/g128/bf16", "bf16", "bf16"},
+    {"e3m2/g32/ue8m0", "bf16", "bf16"},       {"uint8/g128/bf16/zp", "bf16", "bf16"},
+    {"int5/g64/bf16", "bf16", "bf16"},        {"int7/g128/bf16", "bf16", "bf16"},
+};
+// Weight types of the dequantization kernels `jit check` compiles (signed, unsigned, float).
+constexpr const char* kCheckDequant[] = {"int4/g128/bf16", "uint8/g128/bf16/zp", "int3/g128/bf16",
+                                         "e2m1/g32/ue8m0", "e4m3/b128x128/fp32"};
+// The layer shape plans are made for (the planner's choices do not depend on it today).
+constexpr int64_t kCheckN = 8192, kCheckK = 8192;
+
+const char* kDebugHelp =
+    "Debug switches (environment):\n"
+    "  QGEMM_CACHE_DIR=<dir>       disk cache directory (default $XDG_CACHE_HOME/qgemm,\n"
+    "                              else ~/.cache/qgemm)\n"
+    "  QGEMM_DISABLE_DISK_CACHE=1  keep compiled kernels in memory only\n"
+    "  QGEMM_DUMP_DIR=<dir>        write every kernel the cache compiles to\n"
+    "                              <dir>/<family>-<key>.cu, .ptx, .cubin and .log\n"
+    "                              (`jit check --dump DIR` does the same for one run)";
+
+// "sm_80,sm_90a" -> {"sm_80", "sm_90a"}; an error names the bad entry and what is accepted.
+Expected<std::vector<std::string>> parse_archs(const std::string& list) {
+  std::vector<std::string> archs;
+  size_t begin = 0;
+  while (begin <= list.size()) {
+    size_t end = list.find(',', begin);
+    if (end == std::string::npos) end = list.size();
+    const std::string arch = list.substr(begin, end - begin);
+    if (std::find(std::begin(kArchs), std::end(kArchs), arch) == std::end(kArchs))
+      return invalid_argument(str("--arch: '", arch, "' is not a supported target; accepted: ",
+                                  "sm_80, sm_86, sm_89, sm_90a (comma-separated)"));
+    if (std::find(archs.begin(), archs.end(), arch) == archs.end()) archs.push_back(arch);
+    begin = end + 1;
+  }
+  return archs;
+}
+
+// Collects specs without duplicates (formats whose kernels coincide) and remembers what each is.
+struct SpecSet {
+  std::vector<KernelSpec> specs;
+  std::vector<std::string> m_ranges;  ///< the M bucket of an mma_gemm spec, "-" otherwise
+  std::set<std::tuple<std::string, std::string, std::string>> seen;
+
+  void add(KernelSpec spec, std::string m_range = "-") {
+    if (!seen.insert({spec.arch, spec.name_expression, spec.source}).second) return;
+    specs.push_back(std::move(spec));
+    m_ranges.push_back(std::move(m_range));
+  }
+};
+
+std::string m_range(const std::vector<MmaPlanEntry>& plan, size_t i) {
+  const int64_t lo = i == 0 ? 1 : plan[i - 1].max_m + 1;
+  return plan[i].max_m == INT64_MAX ? str(lo, "+") : str(lo, "-", plan[i].max_m);
+}
+
+// A config string without its trailing arch (the table has an arch column).
+std::string config_text(const KernelSpec& spec) {
+  const std::string suffix = " " + spec.arch;
+  const std::string& c = spec.config;
+  if (c.size() > suffix.size() && c.compare(c.size() - suffix.size(), suffix.size(), suffix) == 0)
+    return c.substr(0, c.size() - suffix.size());
+  return c;
+}
+
+// The kernels `jit check` compiles for one arch; plan failures are reported into `errors`.
+void add_check_specs(const std::string& arch, SpecSet& set, std::vector<std::string>& errors) {
+  const DeviceInfo device = *device_preset(arch);
+  for (const CheckFormat& f : kCheckFormats) {
+    const WeightFormat weight = *WeightFormat::parse(f.weight);
+    auto plan = plan_mma_gemm(kCheckN, kCheckK, weight, *parse_dtype(f.act), *parse_dtype(f.out),
+                              device);
+    if (!plan) {
+      errors.push_back(str("plan mma_gemm ", f.weight, " x ", f.act, " -> ", f.out, " for ", arch,
+                           ": ", plan.status().message()));
+      continue;
+    }
+    for (size_t i = 0; i < plan->size(); ++i) set.add((*plan)[i].config.spec(), m_range(*plan, i));
+  }
+  set.add(pad_rows_spec(arch));
+  for (const char* w : kCheckDequant)
+    set.add(DequantizeConfig{*WeightFormat::parse(w), DType::bf16(), arch}.spec());
+}
+
+struct CheckOptions {
+  std::string archs = "sm_80,sm_89,sm_90a";
+  bool use_cache = false;
+  std::string dump_dir;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+int run_check(const CheckOptions& opt) {
+  auto archs = parse_archs(opt.archs);
+  if (!archs) {
+    std::fprintf(stderr, "qgemm jit check: %s\n", archs.status().message().c_str());
+    return 2;
+  }
+  SpecSet set;
+  std::vector<std::string> errors;
+  for (const std::string& arch : *archs) add_check_specs(arch, set, errors);
+
+  // NOTE: a cache without disk on purpose: `check` must really compile, not read old entries.
+  KernelCache scratch("", /*use_disk=*/false);
+  KernelCache& cache = opt.use_cache ? KernelCache::instance() : scratch;
+  if (!opt.dump_dir.empty()) cache.set_dump_dir(opt.dump_dir);
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto results = cache.get_all(set.specs, 1);
+  const double wall = seconds_since(t0);
+
+  std::printf("%-10s %-44s %-7s %-8s %5s %8s %9s %6s %9s\n", "family", "config", "arch", "M", "regs",
+              "smem", "spill s/l", "stack", "compile");
+  std::vector<std::string> spills;
+  double compile_total = 0;
+  struct ArchSummary {
+    int kernels = 0, max_regs = 0, max_smem = 0, failed = 0;
+    std::string max_regs_config;
+  };
+  std::vector<ArchSummary> summary(archs->size());
+  for (size_t i = 0; i < set.specs.size(); ++i) {
+    const KernelSpec& s = set.specs[i];
+    const size_t a = std::find(archs->begin(), archs->end(), s.arch) - archs->begin();
+    ArchSummary& sum = summary[a];
+    ++sum.kernels;
+    if (!results[i]) {
+      ++sum.failed;
+      std::printf("%-10s %-44s %-7s %-8s %5s\n", s.family.c_str(), config_text(s).c_str(),
+                  s.arch.c_str(), set.m_ranges[i].c_str(), "ERROR");
+      errors.push_back(results[i].status().message());
+      continue;
+    }
+    const CompiledKernel& k = **results[i];
+    const ResourceUsage& r = k.resources;
+    const int smem = s.dynamic_smem + r.static_smem;
+    compile_total += k.compile_ms;
+    std::printf("%-10s %-44s %-7s %-8s %5d %8d %4d/%-4d %6d %9s\n", s.family.c_str(),
+                config_text(s).c_str(), s.arch.c_str(), set.m_ranges[i].c_str(), r.registers, smem,
+                r.spill_stores, r.spill_loads, r.stack_frame,
+                k.from_disk ? "cached" : str(static_cast<int>(k.compile_ms + 0.5), " ms").c_str());
+    if (r.registers > sum.max_regs) {
+      sum.max_regs = r.registers;
+      sum.max_regs_config = str(s.family, " [", config_text(s), "]");
+    }
+    sum.max_smem = std::max(sum.max_smem, smem);
+    if (r.spill_stores > 0 || r.spill_loads > 0 || r.stack_frame > 0) {
+      ++sum.failed;
+      spills.push_back(str(s.family, " [", config_text(s), "] for ", s.arch, ": ", r.spill_stores,
+                           " bytes spill stores, ", r.spill_loads, " bytes spill loads, ",
+                           r.stack_frame, " bytes stack frame"));
+    }
+  }
+  for (const std::string& e : errors) std::printf("\nerror: %s\n", e.c_str());
+  if (!spills.empty()) std::printf("\n");
+  for (const std::string& s : spills) std::printf("spill: %s\n", s.c_str());
+
+  std::printf("\n");
+  for (size_t a = 0; a < archs->size(); ++a) {
+    const ArchSummary& sum = summary[a];
+    std::printf("%-7s %3d kernels, max %d registers (%s), max smem %d bytes, %d failing\n",
+                (*archs)[a].c_str(), sum.kernels, sum.max_regs, sum.max_regs_config.c_str(),
+                sum.max_smem, sum.failed);
+  }
+  const bool ok = errors.empty() && spills.empty();
+  std::printf("jit check: %zu kernels in %.1f s (%.1f s of compiling), %zu errors, %zu spilling: %s\n",
+              set.specs.size(), wall, compile_total / 1000, errors.size(), spills.size(),
+              ok ? "OK" : "FAILED");
+  return ok ? 0 : 1;
+}
+
+std::string size_text(int64_t bytes) {
+  if (bytes >= (1 << 20)) return str(bytes / double(1 << 20), " MiB");
+  if (bytes >= (1 << 10)) return str(bytes / double(1 << 10), " KiB");
+  return str(bytes, " B");
+}
+
+int run_list() {
+  KernelCache& cache = KernelCache::instance();
+  std::printf("cache directory: %s%s\n", cache.directory().c_str(),
+              cache.disk_enabled() ? "" : " (disk cache disabled by QGEMM_DISABLE_DISK_CACHE)");
+  auto entries = cache.list();
+  std::sort(entries.begin(), entries.end(),
+            [](const auto& a, const auto& b) { return a.path < b.path; });
+  int64_t total = 0;
+  for (const auto& e : entries) {
+    const std::filesystem::path path(e.path);
+    auto entry = KernelCache::read_entry(e.path, path.stem().string());
+    std::printf("  %s  %10s  %s\n", path.filename().c_str(), size_text(e.bytes).c_str(),
+                entry ? "" : "corrupt (rebuilt on next use)");
+    total += e.bytes;
+  }
+  std::printf("%zu entries, %s\n", entries.size(), size_text(total).c_str());
+  return 0;
+}
+
+int run_clear() {
+  KernelCache& cache = KernelCache::instance();
+  const int removed = cache.clear();
+  std::printf("removed %d cache files from %s\n", removed, cache.directory().c_str());
+  return 0;
+}
+
+// The local GPU when `arch` is empty or matches it, else the preset for `arch`.
+Expected<DeviceInfo> warm_device(const std::string& arch) {
+  const std::vector<DeviceInfo> devices = list_devices();
+  if (arch.empty()) {
+    if (devices.empty())
+      return invalid_argument(str("no GPU here (", no_gpu_reason(),
+                                  "); pass --arch sm_80, sm_86, sm_89 or sm_90a to warm the cache ",
+                                  "for another machine"));
+    return devices.front();
+  }
+  auto archs = parse_archs(arch);
+  if (!archs) return archs.status();
+  if (archs->size() != 1) return invalid_argument("--arch: warm takes one target");
+  for (const DeviceInfo& d : devices)
+    if (d.arch() == arch) return d;
+  return device_preset(arch);
+}
+
+int run_warm(const std::string& recipe_path, const std::string& arch) {
+  auto recipe = bench::load_recipe(recipe_path);
+  if (!recipe) {
+    std::fprintf(stderr, "qgemm jit warm: %s\n", recipe.status().message().c_str());
+    return 2;
+  }
+  auto device = warm_device(arch);
+  if (!device) {
+    std::fprintf(stderr, "qgemm jit warm: %s\n", device.status().message().c_str());
+    return 2;
+  }
+  KernelCache& cache = KernelCache::instance();
+  if (!cache.disk_enabled()) {
+    std::fprintf(stderr, "qgemm jit warm: the disk cache is disabled (QGEMM_DISABLE_DISK_CACHE); "
+                         "nothing would be kept\n");
+    return 2;
+  }
+  const std::string target = device->arch();
+  SpecSet set;
+  auto uses = [](const bench::BenchProblem& p, const char* backend) {
+    return std::find(p.backends.begin(), p.backends.end(), backend) != p.backends.end();
+  };
+  for (const bench::BenchProblem& p : recipe->problems) {
+    auto skip = [&](const std::string& why) {
+      std::printf("skipped %s (line %d): %s\n", p.name.c_str(), p.line, why.c_str());
+    };
+    const ActFormat act = *ActFormat::parse(p.act);
+    if (p.experts > 0) {
+      skip("MoE problems have no dense kernels to warm");
+      continue;
+    }
+    if (act.is_quantized()) {
+      skip("quantized activations run on no JIT kernel in this version");
+      continue;
+    }
+    if (!uses(p, "jit") && !uses(p, "qdq")) {
+      skip("neither the jit nor the qdq backend is listed");
+      continue;
+    }
+    const WeightFormat weight = *WeightFormat::parse(p.weight);
+    if (uses(p, "jit")) {
+      auto plan = plan_mma_gemm(p.n, p.k, weight, act.type, *parse_dtype(p.out), *device);
+      if (!plan) {
+        skip(str("no jit plan: ", plan.status().message()));
+      } else {
+        // The buckets JitLayer::prepare compiles for the largest M of the sweep.
+        const int64_t max_m = *std::max_element(p.m.begin(), p.m.end());
+        for (size_t i = 0; i < plan->size(); ++i) {
+          set.add((*plan)[i].config.spec(), m_range(*plan, i));
+          if ((*plan)[i].max_m >= max_m) break;
+        }
+        set.add(pad_rows_spec(target));
+      }
+    }
+    if (uses(p, "qdq")) set.add(DequantizeConfig{weight, act.type, target}.spec());
+  }
+
+  std::printf("warming %zu kernels for %s (%s) into %s\n", set.specs.size(), target.c_str(),
+              device->name.c_str(), cache.directory().c_str());
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto results = cache.get_all(set.specs, 1);
+  const double wall = seconds_since(t0);
+  int compiled = 0, cached = 0, failed = 0;
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (!results[i]) {
+      ++failed;
+      std::fprintf(stderr, "error: %s\n", results[i].status().message().c_str());
+    } else {
+      ++((*results[i])->from_disk ? cached : compiled);
+    }
+  }
+  std::printf("warmed %zu kernels in %.1f s: %d compiled, %d already cached, %d failed\n",
+              set.specs.size(), wall, compiled, cached, failed);
+  if (!cache.disk_enabled()) {
+    std::fprintf(stderr, "qgemm jit warm: could not write to %s\n", cache.directory().c_str());
+    return 1;
+  }
+  return failed == 0 ? 0 : 1;
+}
+
+void fail_on(int rc) {
+  if (rc != 0) throw CLI::RuntimeError(rc);
+}
+
+}  // namespace
+
+void add_jit_command(CLI::App& app) {
+  auto* jit = app.add_subcommand("jit", "Check, list, clear and warm the JIT kernel cache");
+  jit->require_subcommand(1);
+  jit->footer(kDebugHelp);
+
+  auto check_opt = std::make_shared<CheckOptions>();
+  auto* check = jit->add_subcommand(
+      "check", "Compile every kernel family for representative configs (no GPU needed); fail on "
+               "compile errors, spills or stack frames");
+  check->add_option("--arch", check_opt->archs, "Targets, comma-separated: sm_80, sm_86, sm_89, sm_90a")
+      ->default_val(check_opt->archs);
+  check->add_flag("--use-cache", check_opt->use_cache,
+                  "Use the normal disk cache (default: compile everything afresh in memory)");
+  check->add_option("--dump", check_opt->dump_dir,
+                    "Write each compiled kernel's .cu, .ptx, .cubin and .log into this directory "
+                    "(as QGEMM_DUMP_DIR)");
+  check->footer(kDebugHelp);
+  check->callback([check_opt] { fail_on(run_check(*check_opt)); });
+
+  jit->add_subcommand("list", "The cache directory and its entries")->callback([] {
+    fail_on(run_list());
+  });
+  jit->add_subcommand("clear", "Remove every cache entry")->callback([] { fail_on(run_clear()); });
+
+  auto recipe = std::make_shared<std::string>();
+  auto arch = std::make_shared<std::string>();
+  auto* warm = jit->add_subcommand(
+      "warm", "Compile the kernels of a bench recipe's dense problems into the disk cache");
+  warm->add_option("recipe", *recipe, "Bench recipe (YAML)")->required();
+  warm->add_option("--arch", *arch,
+                   "Target: sm_80, sm_86, sm_89 or sm_90a (default: the local GPU; required "
+                   "without one)");
+  warm->footer(kDebugHelp);
+  warm->callback([recipe, arch] { fail_on(run_warm(*recipe, *arch)); });
+}
+
+}  // namespace qgemm::cli
