@@ -72,16 +72,19 @@ struct MmaDequant {
           if (row >= p.n || col >= p.k) return;
           u32 v = decode_pair<s * 4 + r>(words);
           float scale = p.row_scale != nullptr ? p.row_scale[row] : 1.0f;
+          float zero = 0.0f;
           if constexpr (kGroups) {
             const i64 at = (static_cast<i64>(nt) * p.groups + col / Cfg::kGroupK) * 8 + g;
-            if constexpr (Cfg::kZeroTable != 0) {
+            if constexpr (Cfg::kZeroTable == 1) {
               const u32 z = static_cast<const u32*>(p.zeros)[at];
               v = hfma2<kAct>(r & 1 ? high_half_both(z) : low_half_both(z), exact_half2_bits<kAct>(-1.0), v);
+            } else if constexpr (Cfg::kZeroTable == 2) {
+              zero = static_cast<const float*>(p.zeros)[2 * at + (r & 1)];
             }
             scale *= group_scale(p, at, r & 1);
           }
-          const float lo = half_to_float<kAct>(static_cast<u16>(v & 0xffffu)) * scale;
-          const float hi = half_to_float<kAct>(static_cast<u16>(v >> 16)) * scale;
+          const float lo = (half_to_float<kAct>(static_cast<u16>(v & 0xffffu)) - zero) * scale;
+          const float hi = (half_to_float<kAct>(static_cast<u16>(v >> 16)) - zero) * scale;
           u16* out = p.out + static_cast<i64>(row) * p.ldo + col;
           if (col + 1 < p.k) {
             *reinterpret_cast<u32*>(out) = pack_half2<kAct>(lo, hi);

@@ -57,7 +57,7 @@ struct MmaGemm {
   static constexpr int kActBytes = kBlockM * kStageK * 2;
   static constexpr int kScaleBytes = kTilesCta * kGroupsPerStage * 8 * kScalePairBytes;
   static constexpr int kStageBytes = mma_layout::stage_bytes(
-      kBits, kTilesCta, kUnits, kBlockM, kGroupsPerStage, Cfg::kScaleElem, Cfg::kZeroTable != 0);
+      kBits, kTilesCta, kUnits, kBlockM, kGroupsPerStage, Cfg::kScaleElem, Cfg::kZeroTable);
   static constexpr int kSmemBytes = kStageBytes * Cfg::kStages;
 
   static_assert(kBits >= 1 && kBits <= 8, "weight codes are 1..8 bits");
@@ -113,15 +113,17 @@ struct MmaGemm {
     return l;
   }
 
+  // NOTE: no L2 evict-first hint on the weight copies: on the H200 the hinted LDGSTS raised
+  // "illegal instruction" once its policy lived in a uniform register across the stage loop.
   static QGEMM_DEVICE void load_stage(const MmaGemmParams& p, const Loader& l, u8* stage,
-                                      int unit0, int unit_end, int n_tile0, u64 policy) {
+                                      int unit0, int unit_end, int n_tile0) {
 #pragma unroll
     for (int i = 0; i < kWeightIters; ++i) {
       const int c = threadIdx.x + i * kThreads;
       if (kWeightChunks % kThreads != 0 && c >= kWeightChunks) break;
       const bool valid = l.w_src[i] != nullptr && unit0 + l.w_unit[i] < unit_end;
-      cp_async_16_hint(stage + c * 16, valid ? l.w_src[i] + static_cast<i64>(unit0) * kUnitBytes : p.weights,
-                       valid, policy);
+      cp_async_16(stage + c * 16, valid ? l.w_src[i] + static_cast<i64>(unit0) * kUnitBytes : p.weights,
+                  valid);
     }
     u8* act = stage + kWeightBytes;
     const int k0 = unit0 * kUnitK;
@@ -137,7 +139,8 @@ struct MmaGemm {
       const int g0 = k0 / Cfg::kGroupK;
       load_table<kScalePairBytes>(p, p.scales, act + kActBytes, g0, n_tile0, unit0 < unit_end);
       if constexpr (Cfg::kZeroTable != 0)
-        load_table<4>(p, p.zeros, act + kActBytes + kScaleBytes, g0, n_tile0, unit0 < unit_end);
+        load_table<mma_layout::zero_pair_bytes(Cfg::kZeroTable)>(p, p.zeros, act + kActBytes + kScaleBytes,
+                                                                  g0, n_tile0, unit0 < unit_end);
     }
   }
 
@@ -210,7 +213,7 @@ struct MmaGemm {
                                          int warp_m, int lane) {
     const u8* act = stage + kWeightBytes;
     const u8* scales = act + kActBytes;
-    const u32* zeros = reinterpret_cast<const u32*>(scales + kScaleBytes);
+    const u8* zeros = scales + kScaleBytes;
     const int g = lane / 4;
     static_for<0, kUnits>([&](auto u_) {
       constexpr int u = decltype(u_)::value;
@@ -249,18 +252,29 @@ struct MmaGemm {
           constexpr int j = (!kGroups || Cfg::kGroupK >= kStageK) ? 0 : k_local / Cfg::kGroupK;
 #pragma unroll
           for (int tn = 0; tn < kTN; ++tn) {
+            // Zero points: integer ones as exact half pairs before the MMA; float ones in fp32.
+            const int zat = ((warp_n * kTN + tn) * kGroupsPerStage + j) * 8 + g;
             u32 zero2[2] = {0, 0};
-            if constexpr (Cfg::kZeroTable != 0) {
-              const u32 zw = zeros[((warp_n * kTN + tn) * kGroupsPerStage + j) * 8 + g];
+            float zf[2] = {0.0f, 0.0f};
+            if constexpr (Cfg::kZeroTable == 1) {
+              const u32 zw = reinterpret_cast<const u32*>(zeros)[zat];
               zero2[0] = low_half_both(zw);
               zero2[1] = high_half_both(zw);
+            } else if constexpr (Cfg::kZeroTable == 2) {
+              const float2 z = reinterpret_cast<const float2*>(zeros)[zat];
+              zf[0] = z.x;
+              zf[1] = z.y;
             }
             FragA a;
             static_for<0, 4>([&](auto r_) {
               constexpr int r = decltype(r_)::value;
               u32 v = decode_pair<step * 4 + r>(words[tn]);
-              if constexpr (Cfg::kZeroTable != 0)
+              if constexpr (Cfg::kZeroTable == 1) {
                 v = hfma2<kAct>(zero2[r & 1], exact_half2_bits<kAct>(-1.0), v);
+              } else if constexpr (Cfg::kZeroTable == 2) {
+                v = pack_half2<kAct>(half_to_float<kAct>(static_cast<u16>(v & 0xffffu)) - zf[r & 1],
+                                     half_to_float<kAct>(static_cast<u16>(v >> 16)) - zf[r & 1]);
+              }
               a.r[r] = v;
             });
 #pragma unroll
@@ -323,7 +337,6 @@ struct MmaGemm {
         min(p.k_units, static_cast<int>(static_cast<i64>(blockIdx.z + 1) * p.k_stages / gridDim.z) * kUnits);
     const int iters = unit_end > unit_begin ? (unit_end - unit_begin + kUnits - 1) / kUnits : 0;
     const bool warp_active = n_tile0 + warp_n * kTN < p.n_tiles;
-    const u64 policy = evict_first_policy();
     const Loader loader = make_loader(p, n_tile0, m0);
 
     FragC acc[kTN][kFM], part[kTN][kFM];
@@ -337,7 +350,7 @@ struct MmaGemm {
 #pragma unroll
     for (int s = 0; s < Cfg::kStages - 1; ++s) {
       if (s < iters)
-        load_stage(p, loader, smem + s * kStageBytes, unit_begin + s * kUnits, unit_end, n_tile0, policy);
+        load_stage(p, loader, smem + s * kStageBytes, unit_begin + s * kUnits, unit_end, n_tile0);
       cp_async_commit();
     }
     for (int it = 0; it < iters; ++it) {
@@ -346,7 +359,7 @@ struct MmaGemm {
       const int next = it + Cfg::kStages - 1;
       if (next < iters)
         load_stage(p, loader, smem + (next % Cfg::kStages) * kStageBytes, unit_begin + next * kUnits,
-                   unit_end, n_tile0, policy);
+                   unit_end, n_tile0);
       cp_async_commit();
       bool flush_at_end = true;
       if constexpr (kGroups && Cfg::kGroupK >= kStageK)

@@ -67,14 +67,18 @@ namespace mma_layout {
 /// Bytes of one (row g, row g+8) scale pair in a table of element type `scale_elem` (an Elem).
 QGEMM_HOST_DEVICE constexpr int scale_pair_bytes(int scale_elem) { return scale_elem == 2 ? 8 : 4; }
 
+/// Bytes of one zero-point pair: kind 0 none, 1 integer zero points (fp16/bf16 pairs, exact),
+/// 2 float zero points (fp32 pairs, subtracted in fp32 so they are not rounded to half).
+QGEMM_HOST_DEVICE constexpr int zero_pair_bytes(int zero_kind) {
+  return zero_kind == 0 ? 0 : zero_kind == 1 ? 4 : 8;
+}
+
 /// Shared-memory bytes of one pipeline stage of the mma GEMM: weights, activations, then the
-/// scale table and the zero-point table (fp16/bf16 pairs); the kernel and the host launcher both
-/// use this.
+/// scale table and the zero-point table; the kernel and the host launcher both use this.
 QGEMM_HOST_DEVICE constexpr int stage_bytes(int bits, int tiles_cta, int units, int block_m,
-                                            int groups_per_stage, int scale_elem, bool zero_table) {
+                                            int groups_per_stage, int scale_elem, int zero_kind) {
   return tiles_cta * units * unit_bytes(bits) + block_m * units * unit_k(bits) * 2 +
-         tiles_cta * groups_per_stage * 8 * scale_pair_bytes(scale_elem) +
-         (zero_table ? tiles_cta * groups_per_stage * 32 : 0);
+         tiles_cta * groups_per_stage * 8 * (scale_pair_bytes(scale_elem) + zero_pair_bytes(zero_kind));
 }
 
 /// Scale groups whose tables one stage holds: one when the stage lies inside a group.

@@ -35,10 +35,9 @@ Expected<CompiledKernel> run_nvrtc(const KernelSpec& spec, bool ptx) {
   }
   // NOTE: embedded header views point into NUL-terminated arrays, so data() is a C string.
   nvrtcProgram program;
-  nvrtcResult r = nvrtc->nvrtcCreateProgram(&program, spec.source.c_str(),
-                                             (spec.family + ".cu").c_str(),
-                                             static_cast<int>(headers.size()),
-                                             header_sources.data(), header_names.data());
+  nvrtcResult r = nvrtc->nvrtcCreateProgram(
+      &program, spec.source.c_str(), (spec.family + ".cu").c_str(),
+      static_cast<int>(headers.size()), header_sources.data(), header_names.data());
   if (r != NVRTC_SUCCESS)
     return Status(ErrorCode::kCompileError, str("nvrtcCreateProgram: ", nvrtc_error(nvrtc, r)));
   struct Destroy {
@@ -68,13 +67,13 @@ Expected<CompiledKernel> run_nvrtc(const KernelSpec& spec, bool ptx) {
   while (!out.log.empty() && out.log.back() == '\0') out.log.pop_back();
   if (r != NVRTC_SUCCESS)
     return Status(ErrorCode::kCompileError,
-                  str("compiling ", spec.family, " [", spec.config, "] for ", spec.arch, " failed (",
-                      nvrtc_error(nvrtc, r), "):\n", out.log));
+                  str("compiling ", spec.family, " [", spec.config, "] for ", spec.arch,
+                      " failed (", nvrtc_error(nvrtc, r), "):\n", out.log));
   const char* lowered = nullptr;
   r = nvrtc->nvrtcGetLoweredName(program, spec.name_expression.c_str(), &lowered);
   if (r != NVRTC_SUCCESS || lowered == nullptr)
-    return Status(ErrorCode::kCompileError,
-                  str("NVRTC could not lower '", spec.name_expression, "': ", nvrtc_error(nvrtc, r)));
+    return Status(ErrorCode::kCompileError, str("NVRTC could not lower '", spec.name_expression,
+                                                "': ", nvrtc_error(nvrtc, r)));
   out.lowered_name = lowered;
   size_t size = 0;
   if (ptx) {
@@ -93,8 +92,8 @@ Expected<CompiledKernel> run_nvrtc(const KernelSpec& spec, bool ptx) {
 }  // namespace
 
 std::vector<std::string> compile_options(const std::string& arch) {
-  return {"--gpu-architecture=" + arch, "--std=c++17", "-default-device",
-          "-Xptxas=-v", "--extra-device-vectorization"};
+  return {"--gpu-architecture=" + arch, "--std=c++17", "-default-device", "-Xptxas=-v",
+          "--extra-device-vectorization"};
 }
 
 std::string headers_digest(const std::vector<jit::EmbeddedHeader>& headers) {
@@ -107,8 +106,12 @@ Expected<std::string> kernel_key_with_headers(const KernelSpec& spec, std::strin
   auto lib = nvrtc_library();
   if (!lib) return lib.status();
   Hasher h;
-  h.add(spec.source).add(spec.name_expression).add(digest).add(int64_t((*lib)->major))
-      .add(int64_t((*lib)->minor)).add(spec.arch);
+  h.add(spec.source)
+      .add(spec.name_expression)
+      .add(digest)
+      .add(int64_t((*lib)->major))
+      .add(int64_t((*lib)->minor))
+      .add(spec.arch);
   for (const auto& o : compile_options(spec.arch)) h.add(o);
   return h.hex();
 }

@@ -80,7 +80,8 @@ std::string serialize(const CompiledKernel& k) {
 
 struct KernelCache::State {
   std::mutex mutex;
-  std::map<std::string, std::shared_future<Expected<std::shared_ptr<const CompiledKernel>>>> entries;
+  std::map<std::string, std::shared_future<Expected<std::shared_ptr<const CompiledKernel>>>>
+      entries;
   bool warned = false;
   bool dump_warned = false;
   std::atomic<bool> disk_failed{false};  ///< the directory proved unwritable: memory only
@@ -89,8 +90,10 @@ struct KernelCache::State {
 
 std::string default_cache_dir() {
   if (const char* dir = std::getenv("QGEMM_CACHE_DIR"); dir && *dir) return dir;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/qgemm";
-  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/qgemm";
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return std::string(xdg) + "/qgemm";
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return std::string(home) + "/.cache/qgemm";
   return "/tmp/qgemm-cache";
 }
 
@@ -160,9 +163,9 @@ Status KernelCache::write_entry(const CompiledKernel& kernel) {
   const std::string final_path = entry_path(kernel.key);
   // NOTE: a unique temporary name per process and write, then an atomic rename: readers never
   // see a partial file, and concurrent writers of one key each install a complete entry.
-  const std::string temp = str(final_path, ".tmp.", ::getpid(), ".",
-                               std::hash<std::thread::id>{}(std::this_thread::get_id()), ".",
-                               state_->temp_counter++);
+  const std::string temp =
+      str(final_path, ".tmp.", ::getpid(), ".",
+          std::hash<std::thread::id>{}(std::this_thread::get_id()), ".", state_->temp_counter++);
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
     if (!out) return Status(ErrorCode::kIoError, str("cannot write ", temp));
@@ -274,7 +277,8 @@ int KernelCache::clear() {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(directory_, ec)) {
     const std::string name = e.path().filename().string();
-    if (e.path().extension() == kSuffix || name.find(std::string(kSuffix) + ".tmp.") != std::string::npos) {
+    if (e.path().extension() == kSuffix ||
+        name.find(std::string(kSuffix) + ".tmp.") != std::string::npos) {
       if (fs::remove(e.path(), ec)) ++removed;
     }
   }

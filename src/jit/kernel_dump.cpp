@@ -43,14 +43,18 @@ Status dump_kernel(const std::string& dir, const KernelSpec& spec, const std::st
                    const CompiledKernel* compiled, const std::string& log) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) return Status(ErrorCode::kIoError, str("cannot create dump directory ", dir, ": ", ec.message()));
+  if (ec)
+    return Status(ErrorCode::kIoError,
+                  str("cannot create dump directory ", dir, ": ", ec.message()));
   const std::string stem = kernel_dump_stem(dir, spec.family, key);
   QGEMM_RETURN_IF_ERROR(write_file(stem + ".cu", annotated_source(spec)));
   QGEMM_RETURN_IF_ERROR(write_file(stem + ".log", log));
   if (compiled == nullptr) return Status();
   QGEMM_RETURN_IF_ERROR(write_file(stem + ".cubin", compiled->cubin));
   auto ptx = compile_ptx(spec);
-  if (!ptx) return Status(ptx.status().code(), str("PTX for the dump of ", stem, ": ", ptx.status().message()));
+  if (!ptx)
+    return Status(ptx.status().code(),
+                  str("PTX for the dump of ", stem, ": ", ptx.status().message()));
   return write_file(stem + ".ptx", *ptx);
 }
 

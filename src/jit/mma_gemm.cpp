@@ -37,6 +37,7 @@ MmaGemmConfig MmaGemmConfig::from_format(const WeightFormat& w, DType act, DType
       break;
   }
   c.zero_table = w.has_zero_points();
+  c.float_zero = w.zero_point == ZeroPointKind::kFloat;
   if (w.scale_kind == ScaleKind::kGroup || w.scale_kind == ScaleKind::kBlock) {
     c.group_k = w.group_k;
     c.scale_table = mma_scale_table_type(w.scale_type);
@@ -51,7 +52,7 @@ int MmaGemmConfig::unit_k() const { return mma_layout::unit_k(bits); }
 int MmaGemmConfig::smem_bytes() const {
   const int gps = mma_layout::groups_per_stage(group_k, stage_k());
   return stages * mma_layout::stage_bytes(bits, tiles_n * warps_n, units_per_stage, block_m(), gps,
-                                          elem_index(scale_table), zero_table);
+                                          elem_index(scale_table), zero_kind());
 }
 
 Status MmaGemmConfig::validate() const {
@@ -90,7 +91,7 @@ std::string MmaGemmConfig::to_string() const {
   const char* kinds[] = {"int", "uint", "float"};
   std::string codec = str(kinds[code_kind < 0 || code_kind > 2 ? 0 : code_kind], bits);
   if (code_kind == 2) codec = str("e", exp_bits, "m", man_bits);
-  return str(codec, zero_table ? "/zp" : "",
+  return str(codec, zero_table ? (float_zero ? "/fzp" : "/zp") : "",
              group_k ? str("/g", group_k, ":", scale_table.name()) : std::string(), " ",
              act.name(), "->", out.name(), " ", tiling(), " ", arch);
 }
@@ -109,7 +110,7 @@ std::string MmaGemmConfig::format_fields() const {
              "  static constexpr int kExpBits = ", exp_bits, ";\n"
              "  static constexpr int kManBits = ", man_bits, ";\n"
              "  static constexpr int kConstZero = ", const_zero, ";\n"
-             "  static constexpr int kZeroTable = ", zero_table ? 1 : 0, ";\n"
+             "  static constexpr int kZeroTable = ", zero_kind(), ";\n"
              "  static constexpr int kGroupK = ", group_k, ";\n"
              "  static constexpr int kScaleElem = ", elem_index(scale_table), ";\n");
 }

@@ -20,6 +20,7 @@ struct MmaGemmConfig {
   int man_bits = 0;
   int const_zero = 0;         ///< offset removed from every code (2^(bits-1) for signed ints)
   bool zero_table = false;    ///< per-group zero points
+  bool float_zero = false;    ///< the zero points are floats (fp32 table, subtracted in fp32)
   int group_k = 0;            ///< group (or block) scale K extent; 0 = no group scales
   DType scale_table = DType::fp16();  ///< element type of the group scale table: holds the
                                       ///< scale type exactly (fp16, bf16 or fp32)
@@ -51,6 +52,8 @@ struct MmaGemmConfig {
   int unit_k() const;
   int stage_k() const { return unit_k() * units_per_stage; }
   int smem_bytes() const;
+  /// 0 no zero points, 1 integer (half table), 2 float (fp32 table).
+  int zero_kind() const { return zero_table ? (float_zero ? 2 : 1) : 0; }
 
   friend bool operator==(const MmaGemmConfig&, const MmaGemmConfig&) = default;
 

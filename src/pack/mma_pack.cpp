@@ -108,13 +108,15 @@ Expected<MmaPackedWeight> pack_mma(const QuantizedWeight& w, int64_t expert, DTy
   });
 
   // Group / block scale and zero-point tables, padded groups and rows hold zeros. Scales keep
-  // their exact value (the table type holds the scale type); zero points are subtracted before
-  // the MMA, so they are stored in the activation type.
+  // their exact value (the table type holds the scale type). Integer zero points are subtracted
+  // before the MMA in the activation type (exact); float ones are kept as fp32 and subtracted
+  // in fp32.
   if (grouped) {
     p.scale_type = mma_scale_table_type(f.scale_type);
     const int words_per_pair = p.scale_type == DType::fp32() ? 2 : 1;
     p.scales.assign(int64_t(p.n_tiles) * p.groups * 8 * words_per_pair, 0u);
-    if (f.has_zero_points()) p.zeros.assign(int64_t(p.n_tiles) * p.groups * 8, 0u);
+    const bool float_zero = f.zero_point == ZeroPointKind::kFloat;
+    if (f.has_zero_points()) p.zeros.assign(int64_t(p.n_tiles) * p.groups * 8 * (float_zero ? 2 : 1), 0u);
     const int64_t real_groups = w.k / f.group_k;
     for (int64_t row = 0; row < w.n; ++row)
       for (int64_t gi = 0; gi < real_groups; ++gi) {
@@ -126,7 +128,9 @@ Expected<MmaPackedWeight> pack_mma(const QuantizedWeight& w, int64_t expert, DTy
         } else {
           p.scales[at] |= encode(p.scale_type, w.scales[si]) << (upper ? 16 : 0);
         }
-        if (f.has_zero_points()) {
+        if (float_zero) {
+          std::memcpy(&p.zeros[2 * at + (upper ? 1 : 0)], &w.zeros[si], 4);
+        } else if (f.has_zero_points()) {
           auto z = to_half(half_type, w.zeros[si], "zero point");
           if (!z) return z.status();
           p.zeros[at] |= uint32_t(*z) << (upper ? 16 : 0);
@@ -179,6 +183,19 @@ double unpack_mma_scale(const MmaPackedWeight& p, int64_t row, int64_t col) {
   }
   const uint32_t pair = p.scales[at];
   return decode(p.scale_type, upper ? pair >> 16 : pair & 0xffff);
+}
+
+double unpack_mma_zero(const MmaPackedWeight& p, int64_t row, int64_t col) {
+  if (p.zeros.empty()) return 0.0;
+  const int64_t at = (row / 16 * p.groups + col / p.group_k) * 8 + row % 8;
+  const bool upper = (row % 16) >= 8;
+  if (p.zeros.size() == size_t(p.n_tiles) * p.groups * 16) {  // fp32 pairs: float zero points
+    float v;
+    std::memcpy(&v, &p.zeros[2 * at + (upper ? 1 : 0)], 4);
+    return v;
+  }
+  const uint32_t pair = p.zeros[at];
+  return decode(p.half_type, upper ? pair >> 16 : pair & 0xffff);
 }
 
 DType mma_scale_table_type(DType scale_type) {

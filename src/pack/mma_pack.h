@@ -22,7 +22,9 @@ struct MmaPackedWeight {
   /// [n_tiles][groups][8] pairs (row g, row g+8): one word (lo | hi << 16) for fp16/bf16
   /// tables, two words (floats) for fp32 tables.
   std::vector<uint32_t> scales;
-  std::vector<uint32_t> zeros;      ///< [n_tiles][groups][8] half pairs; empty without zero points
+  /// [n_tiles][groups][8] pairs: half pairs (one word) for integer zero points, two fp32 words for
+  /// float zero points; empty without zero points.
+  std::vector<uint32_t> zeros;
   std::vector<float> row_scale;     ///< [n] channel * tensor * global factor; empty when all 1
 };
 
@@ -31,6 +33,9 @@ struct MmaPackedWeight {
 /// normal numbers there (kUnsupported otherwise); channel, tensor and global scales become the
 /// fp32 row factor.
 Expected<MmaPackedWeight> pack_mma(const QuantizedWeight& w, int64_t expert, DType half_type);
+
+/// The zero point the kernel subtracts for (row, col), as a real number (for tests).
+double unpack_mma_zero(const MmaPackedWeight& packed, int64_t row, int64_t col);
 
 /// The group-scale table type that holds every value of `scale_type` exactly: fp16 for fp16, e4m3
 /// and e5m2; bf16 for bf16 and ue8m0; fp32 for fp32.

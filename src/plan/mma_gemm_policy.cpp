@@ -51,6 +51,10 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
     c.frags_m = b.frags_m;
     c.stages = b.stages;
     c.units_per_stage = std::max(1, b.stage_k / c.unit_k());
+    // Groups smaller than a unit (g16, g32 under the 64-K unit of 4-bit codes) flush their fp32
+    // partial sums several times per unit: with 8 token groups per warp, two units per stage
+    // keep too many sums and scales live (e2m1/g32 spilled at 255 registers, `qgemm jit check`).
+    if (c.group_k > 0 && c.group_k < c.unit_k() && c.frags_m >= 8) c.units_per_stage = 1;
     // Groups smaller than a stage must divide it; groups larger must be a multiple of it.
     if (c.group_k > 0 && c.group_k % c.stage_k() != 0 && c.stage_k() % c.group_k != 0)
       c.units_per_stage = 1;

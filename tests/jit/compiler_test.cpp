@@ -196,7 +196,10 @@ TEST(Compiler, EveryInt4PlanBucketCompilesWithoutSpills) {
     EXPECT_EQ(0, r.spill_loads) << where << "\n" << k.log;
     EXPECT_EQ(0, r.stack_frame) << where << "\n" << k.log;
     EXPECT_LE(specs[i].dynamic_smem + r.static_smem, 227 << 10) << where;
-    EXPECT_EQ(0, k.cubin.compare(0, 4, "\x7f" "ELF")) << where << ": CUBIN is an ELF image";
+    EXPECT_EQ(0, k.cubin.compare(0, 4,
+                                 "\x7f"
+                                 "ELF"))
+        << where << ": CUBIN is an ELF image";
     EXPECT_TRUE(contains(k.lowered_name, "mma_gemm_kernel")) << k.lowered_name;
     EXPECT_TRUE(contains(k.log, "for '" + specs[i].arch + "'")) << where << "\n" << k.log;
   }

@@ -18,10 +18,10 @@
 namespace qgemm::testing {
 
 /// Skips the current test, visibly, when NVRTC cannot be loaded.
-#define QGEMM_REQUIRE_NVRTC()                                                              \
-  do {                                                                                     \
-    if (auto nvrtc_ = ::qgemm::nvrtc_library(); !nvrtc_)                                  \
-      GTEST_SKIP() << "no NVRTC on this machine: " << nvrtc_.status().message();         \
+#define QGEMM_REQUIRE_NVRTC()                                                    \
+  do {                                                                           \
+    if (auto nvrtc_ = ::qgemm::nvrtc_library(); !nvrtc_)                         \
+      GTEST_SKIP() << "no NVRTC on this machine: " << nvrtc_.status().message(); \
   } while (0)
 
 /// A fresh directory under $TMPDIR (or /tmp), removed with everything in it on destruction.

@@ -142,8 +142,12 @@ TEST(KernelCache, ProcessesRacingOnOneKeyLeaveOneValidEntry) {
       }
       KernelCache cache(dir.path());
       auto k = cache.get(spec);
-      // 0: compiled and stored, 1: read the entry another child stored, 2: failed.
-      ::_exit(!k.ok() ? 2 : (*k)->from_disk ? 1 : 0);
+      if (!k.ok()) ::_exit(2);
+      // While the others store their copies, the entry must always read back whole.
+      for (int i = 0; i < 300; ++i)
+        if (!KernelCache::read_entry(cache.entry_path(key), key).ok()) ::_exit(3);
+      // 0: compiled and stored, 1: read the entry another child stored.
+      ::_exit((*k)->from_disk ? 1 : 0);
     }
     children.push_back(pid);
   }
@@ -155,7 +159,9 @@ TEST(KernelCache, ProcessesRacingOnOneKeyLeaveOneValidEntry) {
     ASSERT_EQ(pid, ::waitpid(pid, &status, 0));
     ASSERT_TRUE(WIFEXITED(status)) << "child " << pid << " did not exit normally";
     const int code = WEXITSTATUS(status);
-    EXPECT_TRUE(code == 0 || code == 1) << "child " << pid << " failed to build the kernel";
+    EXPECT_NE(2, code) << "child " << pid << " failed to build the kernel";
+    EXPECT_NE(3, code) << "child " << pid << " read a partial or corrupt entry";
+    EXPECT_TRUE(code == 0 || code == 1) << "child " << pid << " exited with " << code;
     compiled += code == 0;
   }
   EXPECT_GE(compiled, 1);

@@ -1,11 +1,11 @@
-#include "jit/mma_gemm.h"
-
 #include <gtest/gtest.h>
 
 #include <functional>
 #include <set>
 #include <string>
 #include <vector>
+
+#include "jit/mma_gemm.h"
 
 namespace qgemm {
 namespace {
@@ -33,15 +33,21 @@ TEST(MmaGemmConfig, FromFormatTakesTheCodecAndScales) {
   EXPECT_EQ(1, fp4.man_bits);
   EXPECT_EQ(32, fp4.group_k);
 
+  EXPECT_EQ(DType::bf16(), i4.scale_table);
+  EXPECT_EQ(DType::fp16(), u4.scale_table);
+  EXPECT_EQ(DType::bf16(), fp4.scale_table) << "ue8m0 needs bf16's range";
+  EXPECT_EQ(DType::fp16(), config_for("nvfp4").scale_table) << "e4m3 is exact in fp16";
+  EXPECT_EQ(DType::fp32(), config_for("e4m3/b128x128/fp32").scale_table);
   EXPECT_EQ(0, config_for("int8/channel/bf16").group_k) << "channel scales are applied after";
   EXPECT_EQ(128, config_for("e4m3/b128x128/fp32").group_k) << "a block's K extent";
 }
 
 TEST(MmaGemmConfig, ToStringNamesFormatTilingAndArch) {
-  EXPECT_EQ("int4/g128 bf16->bf16 w4x1 t1 f1 u2 s4 sm_80", config_for("int4/g128/bf16").to_string());
-  EXPECT_EQ("uint4/zp/g128 fp16->fp16 w4x1 t1 f1 u2 s4 sm_80",
+  EXPECT_EQ("int4/g128:bf16 bf16->bf16 w4x1 t1 f1 u2 s4 sm_80",
+            config_for("int4/g128/bf16").to_string());
+  EXPECT_EQ("uint4/zp/g128:fp16 fp16->fp16 w4x1 t1 f1 u2 s4 sm_80",
             config_for("uint4/g128/fp16/zp", DType::fp16(), DType::fp16()).to_string());
-  EXPECT_EQ("e2m1/g32 bf16->fp32 w4x1 t1 f1 u2 s4 sm_80",
+  EXPECT_EQ("e2m1/g32:bf16 bf16->fp32 w4x1 t1 f1 u2 s4 sm_80",
             config_for("e2m1/g32/ue8m0", DType::bf16(), DType::fp32()).to_string());
   MmaGemmConfig c = config_for("int8/channel/bf16");
   c.warps_m = 2;
@@ -74,7 +80,7 @@ TEST(MmaGemmConfig, DerivedShapes) {
 TEST(MmaGemmConfig, HashIsEqualForEqualConfigsAndDiffersForEveryField) {
   const MmaGemmConfig base = config_for("int4/g128/bf16");
   EXPECT_EQ(base.hash(), config_for("int4/g128/bf16").hash());
-  EXPECT_EQ(base.hash(), config_for("int4/g128/fp16").hash()) << "scale type is the packer's";
+  EXPECT_NE(base.hash(), config_for("int4/g128/fp16").hash()) << "the scale table type";
 
   const std::vector<std::function<void(MmaGemmConfig&)>> changes = {
       [](MmaGemmConfig& c) { c.act = DType::fp16(); },
@@ -84,6 +90,7 @@ TEST(MmaGemmConfig, HashIsEqualForEqualConfigsAndDiffersForEveryField) {
       [](MmaGemmConfig& c) { c.const_zero = 7; },
       [](MmaGemmConfig& c) { c.zero_table = true; },
       [](MmaGemmConfig& c) { c.group_k = 64; },
+      [](MmaGemmConfig& c) { c.scale_table = DType::fp32(); },
       [](MmaGemmConfig& c) { c.warps_n = 2; },
       [](MmaGemmConfig& c) { c.warps_m = 2; },
       [](MmaGemmConfig& c) { c.tiles_n = 2; },
@@ -139,12 +146,15 @@ TEST(MmaGemmConfig, ValidateNamesTheConfigAndTheProblem) {
        },
        "float codes need 1 + exp + man = bits"},
       {[](MmaGemmConfig& c) { c.group_k = 40; }, "group_k=40 must be a multiple of 16"},
-      {[](MmaGemmConfig& c) { c.group_k = 48; }, "group_k=48 and stage K=128 must divide one another"},
+      {[](MmaGemmConfig& c) { c.group_k = 48; },
+       "group_k=48 and stage K=128 must divide one another"},
       {[](MmaGemmConfig& c) {
          c.group_k = 0;
          c.zero_table = true;
        },
        "zero-point tables need group scales"},
+      {[](MmaGemmConfig& c) { c.scale_table = DType::int_bits(8); },
+       "scale tables are fp16, bf16 or fp32"},
       {[](MmaGemmConfig& c) { c.tiles_n = 0; }, "tile counts must be positive"},
       {[](MmaGemmConfig& c) { c.warps_m = -1; }, "tile counts must be positive"},
       {[](MmaGemmConfig& c) {
@@ -154,7 +164,8 @@ TEST(MmaGemmConfig, ValidateNamesTheConfigAndTheProblem) {
        "more than 1024 threads"},
       {[](MmaGemmConfig& c) { c.stages = 1; }, "stages must be 2..8"},
       {[](MmaGemmConfig& c) { c.stages = 9; }, "stages must be 2..8"},
-      {[](MmaGemmConfig& c) { c.arch = "sm_75"; }, "arch sm_75 is not supported (sm_80, sm_86, sm_89, sm_90a)"},
+      {[](MmaGemmConfig& c) { c.arch = "sm_75"; },
+       "arch sm_75 is not supported (sm_80, sm_86, sm_89, sm_90a)"},
   };
   for (const Case& t : cases) {
     MmaGemmConfig c = config_for("int4/g128/bf16");

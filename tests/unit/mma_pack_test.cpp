@@ -64,14 +64,6 @@ QuantizedWeight expert_of(const QuantizedWeight& w, int64_t e) {
   return one;
 }
 
-// The 16-bit half of a scale / zero-point table entry for (row, group): [tile][group][8] pairs, row
-// g in the low half and row g + 8 in the high half.
-uint32_t table_half(const std::vector<uint32_t>& table, const MmaPackedWeight& p, int64_t row,
-                    int64_t group) {
-  const uint32_t pair = table[(row / 16 * p.groups + group) * 8 + row % 8];
-  return (row % 16) >= 8 ? pair >> 16 : pair & 0xffff;
-}
-
 // Every element type with every scale granularity, scale type, zero-point kind and /global.
 std::vector<std::string> all_weight_specs() {
   std::vector<std::string> specs;
@@ -133,13 +125,15 @@ TEST_P(MmaPackRoundTrip, UnpackGivesBackCodesScalesZerosAndRowFactors) {
       EXPECT_EQ(mma_scale_table_type(f.scale_type), p.scale_type);
       const size_t words_per_pair = p.scale_type == DType::fp32() ? 2 : 1;
       ASSERT_EQ(size_t(p.n_tiles) * p.groups * 8 * words_per_pair, p.scales.size());
-      ASSERT_EQ(f.has_zero_points() ? size_t(p.n_tiles) * p.groups * 8 : 0, p.zeros.size());
+      const size_t zero_words = f.zero_point == ZeroPointKind::kFloat ? 2 : 1;
+      ASSERT_EQ(f.has_zero_points() ? size_t(p.n_tiles) * p.groups * 8 * zero_words : 0,
+                p.zeros.size());
       for (int64_t row = 0; row < int64_t(p.n_tiles) * 16; ++row)
         for (int64_t g = 0; g < p.groups; ++g) {
           if (row >= n || g >= k / f.group_k) {  // padding holds zeros
             EXPECT_EQ(0.0, unpack_mma_scale(p, row, g * f.group_k)) << "row " << row << " group " << g;
             if (f.has_zero_points()) {
-              EXPECT_EQ(0u, table_half(p.zeros, p, row, g));
+              EXPECT_EQ(0.0, unpack_mma_zero(p, row, g * f.group_k));
             }
             continue;
           }
@@ -147,8 +141,9 @@ TEST_P(MmaPackRoundTrip, UnpackGivesBackCodesScalesZerosAndRowFactors) {
           ASSERT_EQ(double(w.scales[si]), unpack_mma_scale(p, row, g * f.group_k + 5))
               << "row " << row << " group " << g;
           if (!f.has_zero_points()) continue;
-          const double z = decode(half, table_half(p.zeros, p, row, g));
-          ASSERT_EQ(round_to(half, w.zeros[si]), z) << "row " << row << " group " << g;
+          // Integer zero points are exact in the half table; float ones are kept as fp32.
+          const double z = unpack_mma_zero(p, row, g * f.group_k);
+          ASSERT_EQ(double(w.zeros[si]), z) << "row " << row << " group " << g;
           if (f.zero_point == ZeroPointKind::kInteger) {
             ASSERT_EQ(w.zeros[si], z);
           }
@@ -364,15 +359,15 @@ TEST(MmaPackTables, ScalesKeepTheirRangeWhateverTheActivationType) {
   }
 }
 
-// A float zero point is a table value too: 1e-6 is no normal fp16 number.
-TEST(MmaPackErrors, FloatZeroPointOutsideTheHalfRange) {
+// Float zero points are kept as fp32 (subtracted in fp32), so 1e-6 packs exactly even for fp16.
+TEST(MmaPackTables, FloatZeroPointsKeepFullPrecision) {
   QuantizedWeight w = random_weight(*WeightFormat::parse("uint4/g32/fp16/zp_fp32"), 1, 16, 64, 1);
   w.zeros[5] = 1e-6f;
   auto p = pack_mma(w, 0, DType::fp16());
-  ASSERT_FALSE(p.ok());
-  EXPECT_EQ(ErrorCode::kUnsupported, p.status().code());
-  EXPECT_NE(std::string::npos, p.status().message().find("zero point")) << p.status().message();
-  EXPECT_TRUE(pack_mma(w, 0, DType::bf16()).ok());
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  for (int64_t row = 0; row < 16; ++row)
+    for (int64_t col = 0; col < 64; col += 32)
+      EXPECT_EQ(double(w.zeros[w.scale_index(0, row, col)]), unpack_mma_zero(*p, row, col));
 }
 
 // The layout keeps zero points only in group tables: channel or tensor zero points cannot be

@@ -30,13 +30,13 @@ struct CheckFormat {
   const char* out;
 };
 constexpr CheckFormat kCheckFormats[] = {
-    {"int4/g128/bf16", "bf16", "bf16"},       {"int4/g128/fp16", "fp16", "fp16"},
-    {"uint4/g128/fp16/zp", "fp16", "fp16"},   {"int3/g128/bf16", "bf16", "bf16"},
-    {"int2/g128/bf16", "bf16", "bf16"},       {"int8/channel/bf16", "bf16", "bf16"},
-    {"e2m1/g32/ue8m0", "bf16", "bf16"},       {"e2m1/g16/e4m3/global", "bf16", "bf16"},
-    {"e4m3/b128x128/fp32", "bf16", "fp32"},   {"e5m2/g128/bf16", "bf16", "bf16"},
-    {"e3m2/g32/ue8m0", "bf16", "bf16"},       {"uint8/g128/bf16/zp", "bf16", "bf16"},
-    {"int5/g64/bf16", "bf16", "bf16"},        {"int7/g128/bf16", "bf16", "bf16"},
+    {"int4/g128/bf16", "bf16", "bf16"},     {"int4/g128/fp16", "fp16", "fp16"},
+    {"uint4/g128/fp16/zp", "fp16", "fp16"}, {"int3/g128/bf16", "bf16", "bf16"},
+    {"int2/g128/bf16", "bf16", "bf16"},     {"int8/channel/bf16", "bf16", "bf16"},
+    {"e2m1/g32/ue8m0", "bf16", "bf16"},     {"e2m1/g16/e4m3/global", "bf16", "bf16"},
+    {"e4m3/b128x128/fp32", "bf16", "fp32"}, {"e5m2/g128/bf16", "bf16", "bf16"},
+    {"e3m2/g32/ue8m0", "bf16", "bf16"},     {"uint8/g128/bf16/zp", "bf16", "bf16"},
+    {"int5/g64/bf16", "bf16", "bf16"},      {"int7/g128/bf16", "bf16", "bf16"},
 };
 // Weight types of the dequantization kernels `jit check` compiles (signed, unsigned, float).
 constexpr const char* kCheckDequant[] = {"int4/g128/bf16", "uint8/g128/bf16/zp", "int3/g128/bf16",
@@ -102,14 +102,15 @@ void add_check_specs(const std::string& arch, SpecSet& set, std::vector<std::str
   const DeviceInfo device = *device_preset(arch);
   for (const CheckFormat& f : kCheckFormats) {
     const WeightFormat weight = *WeightFormat::parse(f.weight);
-    auto plan = plan_mma_gemm(kCheckN, kCheckK, weight, *parse_dtype(f.act), *parse_dtype(f.out),
-                              device);
+    auto plan =
+        plan_mma_gemm(kCheckN, kCheckK, weight, *parse_dtype(f.act), *parse_dtype(f.out), device);
     if (!plan) {
       errors.push_back(str("plan mma_gemm ", f.weight, " x ", f.act, " -> ", f.out, " for ", arch,
                            ": ", plan.status().message()));
       continue;
     }
     for (size_t i = 0; i < plan->size(); ++i) set.add((*plan)[i].config.spec(), m_range(*plan, i));
+    set.add(plan->back().config.dequant_spec(), str(mma_handoff_m(device), "+"));
   }
   set.add(pad_rows_spec(arch));
   for (const char* w : kCheckDequant)
@@ -144,8 +145,8 @@ int run_check(const CheckOptions& opt) {
   const auto results = cache.get_all(set.specs, 1);
   const double wall = seconds_since(t0);
 
-  std::printf("%-10s %-44s %-7s %-8s %5s %8s %9s %6s %9s\n", "family", "config", "arch", "M", "regs",
-              "smem", "spill s/l", "stack", "compile");
+  std::printf("%-10s %-44s %-7s %-8s %5s %8s %9s %6s %9s\n", "family", "config", "arch", "M",
+              "regs", "smem", "spill s/l", "stack", "compile");
   std::vector<std::string> spills;
   double compile_total = 0;
   struct ArchSummary {
@@ -197,16 +198,22 @@ int run_check(const CheckOptions& opt) {
                 sum.max_smem, sum.failed);
   }
   const bool ok = errors.empty() && spills.empty();
-  std::printf("jit check: %zu kernels in %.1f s (%.1f s of compiling), %zu errors, %zu spilling: %s\n",
-              set.specs.size(), wall, compile_total / 1000, errors.size(), spills.size(),
-              ok ? "OK" : "FAILED");
+  std::printf(
+      "jit check: %zu kernels in %.1f s (%.1f s of compiling), %zu errors, %zu spilling: %s\n",
+      set.specs.size(), wall, compile_total / 1000, errors.size(), spills.size(),
+      ok ? "OK" : "FAILED");
   return ok ? 0 : 1;
 }
 
 std::string size_text(int64_t bytes) {
-  if (bytes >= (1 << 20)) return str(bytes / double(1 << 20), " MiB");
-  if (bytes >= (1 << 10)) return str(bytes / double(1 << 10), " KiB");
-  return str(bytes, " B");
+  char buf[32];
+  if (bytes >= (1 << 20))
+    std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / double(1 << 20));
+  else if (bytes >= (1 << 10))
+    std::snprintf(buf, sizeof buf, "%.1f KiB", bytes / double(1 << 10));
+  else
+    std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(bytes));
+  return buf;
 }
 
 int run_list() {
@@ -266,8 +273,9 @@ int run_warm(const std::string& recipe_path, const std::string& arch) {
   }
   KernelCache& cache = KernelCache::instance();
   if (!cache.disk_enabled()) {
-    std::fprintf(stderr, "qgemm jit warm: the disk cache is disabled (QGEMM_DISABLE_DISK_CACHE); "
-                         "nothing would be kept\n");
+    std::fprintf(stderr,
+                 "qgemm jit warm: the disk cache is disabled (QGEMM_DISABLE_DISK_CACHE); "
+                 "nothing would be kept\n");
     return 2;
   }
   const std::string target = device->arch();
@@ -298,13 +306,17 @@ int run_warm(const std::string& recipe_path, const std::string& arch) {
       if (!plan) {
         skip(str("no jit plan: ", plan.status().message()));
       } else {
-        // The buckets JitLayer::prepare compiles for the largest M of the sweep.
+        // What JitLayer::prepare compiles for the largest M of the sweep: the mma buckets below
+        // the hand-off to cuBLAS, the padding kernel and, past the hand-off, the expansion.
         const int64_t max_m = *std::max_element(p.m.begin(), p.m.end());
+        const int64_t handoff = mma_handoff_m(*device);
+        const int64_t mma_max = std::min(max_m, handoff - 1);
         for (size_t i = 0; i < plan->size(); ++i) {
           set.add((*plan)[i].config.spec(), m_range(*plan, i));
-          if ((*plan)[i].max_m >= max_m) break;
+          if ((*plan)[i].max_m >= mma_max) break;
         }
         set.add(pad_rows_spec(target));
+        if (max_m >= handoff) set.add(plan->back().config.dequant_spec(), str(handoff, "+"));
       }
     }
     if (uses(p, "qdq")) set.add(DequantizeConfig{weight, act.type, target}.spec());
@@ -346,9 +358,12 @@ void add_jit_command(CLI::App& app) {
 
   auto check_opt = std::make_shared<CheckOptions>();
   auto* check = jit->add_subcommand(
-      "check", "Compile every kernel family for representative configs (no GPU needed); fail on "
-               "compile errors, spills or stack frames");
-  check->add_option("--arch", check_opt->archs, "Targets, comma-separated: sm_80, sm_86, sm_89, sm_90a")
+      "check",
+      "Compile every kernel family for representative configs (no GPU needed); fail on "
+      "compile errors, spills or stack frames");
+  check
+      ->add_option("--arch", check_opt->archs,
+                   "Targets, comma-separated: sm_80, sm_86, sm_89, sm_90a")
       ->default_val(check_opt->archs);
   check->add_flag("--use-cache", check_opt->use_cache,
                   "Use the normal disk cache (default: compile everything afresh in memory)");
