@@ -184,7 +184,7 @@ std::string render_plot(const BenchReport& r) {
     for (auto& [backend, s] : series[problem]) spec.series.push_back(s);
     if (r.gpu) {
       PlotLine compute{"cuBLAS bf16 peak", {}, {}, true};
-      PlotLine memory{"copy-bandwidth roofline (this format)", {}, {}, true};
+      PlotLine memory{"bandwidth roofline", {}, {}, true};
       std::map<int64_t, double> intensity;  // flops per byte of the quantized format, by M
       for (const ResultRow* row : rows_of[problem])
         if ((row->backend == "jit" || row->backend == "qdq") && row->status == "ok")

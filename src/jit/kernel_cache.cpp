@@ -193,7 +193,7 @@ void KernelCache::dump(const KernelSpec& spec, const std::string& key,
   std::lock_guard<std::mutex> lock(state_->mutex);
   if (state_->dump_warned) return;
   state_->dump_warned = true;
-  std::fprintf(stderr, "qgemm: warning: QGEMM_DUMP_DIR: %s\n", s.message().c_str());
+  std::fprintf(stderr, "qgemm: warning: kernel dump failed: %s\n", s.message().c_str());
 }
 
 // The disk entry if there is a valid one, else a fresh compile (stored on disk when possible).

@@ -26,6 +26,13 @@ TEST(MmaGemmConfig, FromFormatTakesTheCodecAndScales) {
   EXPECT_EQ(1, u4.code_kind);
   EXPECT_EQ(0, u4.const_zero);
   EXPECT_TRUE(u4.zero_table);
+  EXPECT_FALSE(u4.float_zero);
+  EXPECT_EQ(1, u4.zero_kind());
+  const MmaGemmConfig hqq = config_for("uint4/g64/fp16/zp_fp16", DType::fp16(), DType::fp16());
+  EXPECT_TRUE(hqq.zero_table);
+  EXPECT_TRUE(hqq.float_zero);
+  EXPECT_EQ(2, hqq.zero_kind());
+  EXPECT_EQ(0, i4.zero_kind());
 
   const MmaGemmConfig fp4 = config_for("e2m1/g32/ue8m0");
   EXPECT_EQ(2, fp4.code_kind);
@@ -47,6 +54,8 @@ TEST(MmaGemmConfig, ToStringNamesFormatTilingAndArch) {
             config_for("int4/g128/bf16").to_string());
   EXPECT_EQ("uint4/zp/g128:fp16 fp16->fp16 w4x1 t1 f1 u2 s4 sm_80",
             config_for("uint4/g128/fp16/zp", DType::fp16(), DType::fp16()).to_string());
+  EXPECT_EQ("uint4/fzp/g64:fp16 fp16->fp16 w4x1 t1 f1 u2 s4 sm_80",
+            config_for("uint4/g64/fp16/zp_fp16", DType::fp16(), DType::fp16()).to_string());
   EXPECT_EQ("e2m1/g32:bf16 bf16->fp32 w4x1 t1 f1 u2 s4 sm_80",
             config_for("e2m1/g32/ue8m0", DType::bf16(), DType::fp32()).to_string());
   MmaGemmConfig c = config_for("int8/channel/bf16");
@@ -89,6 +98,10 @@ TEST(MmaGemmConfig, HashIsEqualForEqualConfigsAndDiffersForEveryField) {
       [](MmaGemmConfig& c) { c.code_kind = 1; },
       [](MmaGemmConfig& c) { c.const_zero = 7; },
       [](MmaGemmConfig& c) { c.zero_table = true; },
+      [](MmaGemmConfig& c) {
+        c.zero_table = true;
+        c.float_zero = true;
+      },
       [](MmaGemmConfig& c) { c.group_k = 64; },
       [](MmaGemmConfig& c) { c.scale_table = DType::fp32(); },
       [](MmaGemmConfig& c) { c.warps_n = 2; },

@@ -23,20 +23,22 @@ namespace {
 constexpr const char* kArchs[] = {"sm_80", "sm_86", "sm_89", "sm_90a"};
 
 // Weight x activation -> output formats whose plans `jit check` compiles: every code width and
-// kind, group / channel / block scales, zero points, global scales and all three outputs.
+// kind, group / channel / block scales, integer and float zero points, global scales and all
+// three outputs.
 struct CheckFormat {
   const char* weight;
   const char* act;
   const char* out;
 };
 constexpr CheckFormat kCheckFormats[] = {
-    {"int4/g128/bf16", "bf16", "bf16"},     {"int4/g128/fp16", "fp16", "fp16"},
-    {"uint4/g128/fp16/zp", "fp16", "fp16"}, {"int3/g128/bf16", "bf16", "bf16"},
-    {"int2/g128/bf16", "bf16", "bf16"},     {"int8/channel/bf16", "bf16", "bf16"},
-    {"e2m1/g32/ue8m0", "bf16", "bf16"},     {"e2m1/g16/e4m3/global", "bf16", "bf16"},
-    {"e4m3/b128x128/fp32", "bf16", "fp32"}, {"e5m2/g128/bf16", "bf16", "bf16"},
-    {"e3m2/g32/ue8m0", "bf16", "bf16"},     {"uint8/g128/bf16/zp", "bf16", "bf16"},
-    {"int5/g64/bf16", "bf16", "bf16"},      {"int7/g128/bf16", "bf16", "bf16"},
+    {"int4/g128/bf16", "bf16", "bf16"},         {"int4/g128/fp16", "fp16", "fp16"},
+    {"uint4/g128/fp16/zp", "fp16", "fp16"},     {"int3/g128/bf16", "bf16", "bf16"},
+    {"int2/g128/bf16", "bf16", "bf16"},         {"int8/channel/bf16", "bf16", "bf16"},
+    {"e2m1/g32/ue8m0", "bf16", "bf16"},         {"e2m1/g16/e4m3/global", "bf16", "bf16"},
+    {"e4m3/b128x128/fp32", "bf16", "fp32"},     {"e5m2/g128/bf16", "bf16", "bf16"},
+    {"e3m2/g32/ue8m0", "bf16", "bf16"},         {"uint8/g128/bf16/zp", "bf16", "bf16"},
+    {"int5/g64/bf16", "bf16", "bf16"},          {"int7/g128/bf16", "bf16", "bf16"},
+    {"uint4/g64/fp16/zp_fp16", "fp16", "fp16"},
 };
 // Weight types of the dequantization kernels `jit check` compiles (signed, unsigned, float).
 constexpr const char* kCheckDequant[] = {"int4/g128/bf16", "uint8/g128/bf16/zp", "int3/g128/bf16",
@@ -145,7 +147,7 @@ int run_check(const CheckOptions& opt) {
   const auto results = cache.get_all(set.specs, 1);
   const double wall = seconds_since(t0);
 
-  std::printf("%-10s %-44s %-7s %-8s %5s %8s %9s %6s %9s\n", "family", "config", "arch", "M",
+  std::printf("%-11s %-48s %-7s %-8s %5s %8s %9s %6s %9s\n", "family", "config", "arch", "M",
               "regs", "smem", "spill s/l", "stack", "compile");
   std::vector<std::string> spills;
   double compile_total = 0;
@@ -161,7 +163,7 @@ int run_check(const CheckOptions& opt) {
     ++sum.kernels;
     if (!results[i]) {
       ++sum.failed;
-      std::printf("%-10s %-44s %-7s %-8s %5s\n", s.family.c_str(), config_text(s).c_str(),
+      std::printf("%-11s %-48s %-7s %-8s %5s\n", s.family.c_str(), config_text(s).c_str(),
                   s.arch.c_str(), set.m_ranges[i].c_str(), "ERROR");
       errors.push_back(results[i].status().message());
       continue;
@@ -170,7 +172,7 @@ int run_check(const CheckOptions& opt) {
     const ResourceUsage& r = k.resources;
     const int smem = s.dynamic_smem + r.static_smem;
     compile_total += k.compile_ms;
-    std::printf("%-10s %-44s %-7s %-8s %5d %8d %4d/%-4d %6d %9s\n", s.family.c_str(),
+    std::printf("%-11s %-48s %-7s %-8s %5d %8d %4d/%-4d %6d %9s\n", s.family.c_str(),
                 config_text(s).c_str(), s.arch.c_str(), set.m_ranges[i].c_str(), r.registers, smem,
                 r.spill_stores, r.spill_loads, r.stack_frame,
                 k.from_disk ? "cached" : str(static_cast<int>(k.compile_ms + 0.5), " ms").c_str());

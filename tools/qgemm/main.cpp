@@ -8,6 +8,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   qgemm::cli::add_info_command(app);
   qgemm::cli::add_formats_command(app);
+  qgemm::cli::add_demo_command(app);
   qgemm::cli::add_verify_command(app);
   qgemm::cli::add_jit_command(app);
   std::string command_line = "qgemm";
