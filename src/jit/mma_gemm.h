@@ -31,6 +31,7 @@ struct MmaGemmConfig {
   int frags_m = 1;            ///< 8-token groups per warp
   int units_per_stage = 2;    ///< K units per pipeline stage
   int stages = 4;             ///< cp.async ring depth
+  int split_waves = 2;        ///< split-K aims at this many CTAs per SM (a launch setting)
   std::string arch = "sm_80";
 
   /// The format part of a config for a layer; tiling left at defaults.

@@ -1,6 +1,9 @@
 #include "plan/mma_gemm_policy.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <iterator>
 
 #include "dense/mma_layout.cuh"
 
@@ -10,17 +13,39 @@ namespace {
 // NOTE: four token buckets, so a layer compiles at most four kernels: decode (8 tokens per CTA,
 // long 256-K stages so the fixed cost of a stage is spread over many weights), small batches
 // (32), medium (64) and a 128-row x 64-token tile above. Splits are a launch parameter, not a
-// kernel parameter, so they cost no extra compiles.
+// kernel parameter, so they cost no extra compiles. The decode and small-batch tiles and their
+// split targets (`waves`: CTAs per SM) come from the H200 sweep in bench/NOTES.md.
 struct Bucket {
   int64_t max_m;
-  int warps_n, warps_m, tiles_n, frags_m, stages, stage_k;
+  int warps_n, warps_m, tiles_n, frags_m, stages, stage_k, waves;
 };
 constexpr Bucket kBuckets[] = {
-    {8, 4, 1, 2, 1, 4, 256},
-    {32, 4, 1, 2, 4, 4, 128},
-    {64, 4, 1, 1, 8, 4, 128},
-    {INT64_MAX, 4, 2, 2, 4, 4, 128},
+    {8, 4, 1, 1, 1, 6, 256, 2},
+    {32, 4, 1, 1, 4, 6, 128, 4},
+    {64, 4, 1, 1, 8, 4, 128, 2},
+    {INT64_MAX, 4, 2, 2, 4, 4, 128, 2},
 };
+
+// NOTE: tuning switches until the autotuner lands (read once per process):
+//   QGEMM_MMA_BUCKET<i>=warps_n,warps_m,tiles_n,frags_m,stages,stage_k  replaces bucket i's tile
+//   QGEMM_SPLIT_WAVES=<w>        split-K aims at w CTAs per SM in every bucket
+//   QGEMM_SPLIT_MIN_STAGES=<s>   each split keeps at least s pipeline stages (default 4)
+Bucket bucket(size_t i) {
+  Bucket b = kBuckets[i];
+  if (const char* env = std::getenv(str("QGEMM_MMA_BUCKET", i).c_str())) {
+    Bucket t = b;
+    if (std::sscanf(env, "%d,%d,%d,%d,%d,%d", &t.warps_n, &t.warps_m, &t.tiles_n, &t.frags_m,
+                    &t.stages, &t.stage_k) == 6)
+      b = t;
+  }
+  return b;
+}
+
+int env_int(const char* name, int fallback) {
+  const char* env = std::getenv(name);
+  const int v = env ? std::atoi(env) : 0;
+  return v > 0 ? v : fallback;
+}
 
 }  // namespace
 
@@ -29,9 +54,10 @@ int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const De
   const int64_t ctas = ((n_tiles + c.tiles_n * c.warps_n - 1) / (c.tiles_n * c.warps_n)) *
                        ((m + c.block_m() - 1) / c.block_m());
   const int64_t stages_total = (k + c.stage_k() - 1) / c.stage_k();
-  const int64_t target = 2 * std::max(device.multiprocessors, 1);
+  static const int min_stages = env_int("QGEMM_SPLIT_MIN_STAGES", 4);
+  const int64_t target = env_int("QGEMM_SPLIT_WAVES", c.split_waves) * std::max(device.multiprocessors, 1);
   int64_t splits = (target + ctas - 1) / ctas;
-  splits = std::min<int64_t>(splits, std::max<int64_t>(stages_total / 4, 1));
+  splits = std::min<int64_t>(splits, std::max<int64_t>(stages_total / min_stages, 1));
   return static_cast<int>(std::clamp<int64_t>(splits, 1, 16));
 }
 
@@ -42,7 +68,8 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
   (void)n;
   (void)k;
   std::vector<MmaPlanEntry> plan;
-  for (const Bucket& b : kBuckets) {
+  for (size_t bi = 0; bi < std::size(kBuckets); ++bi) {
+    const Bucket b = bucket(bi);
     MmaGemmConfig c = MmaGemmConfig::from_format(weight, act, out);
     c.arch = device.arch();
     c.warps_n = b.warps_n;
@@ -50,6 +77,7 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
     c.tiles_n = b.tiles_n;
     c.frags_m = b.frags_m;
     c.stages = b.stages;
+    c.split_waves = b.waves;
     c.units_per_stage = std::max(1, b.stage_k / c.unit_k());
     // Groups smaller than a unit (g16, g32 under the 64-K unit of 4-bit codes) flush their fp32
     // partial sums several times per unit: with 8 token groups per warp, two units per stage

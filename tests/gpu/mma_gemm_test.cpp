@@ -26,6 +26,9 @@ struct Case {
   std::string out;
 };
 
+// Readable parameters in test listings (instead of the struct's bytes).
+void PrintTo(const Case& c, std::ostream* os) { *os << c.weight << " x " << c.act << " -> " << c.out; }
+
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
   for (const char* w : kWeightSpecs)

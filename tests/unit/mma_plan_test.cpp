@@ -57,6 +57,7 @@ void expect_sane_plan(const std::vector<MmaPlanEntry>& plan, int64_t n, int64_t 
     format_only.frags_m = c.frags_m;
     format_only.units_per_stage = c.units_per_stage;
     format_only.stages = c.stages;
+    format_only.split_waves = c.split_waves;
     format_only.arch = c.arch;
     EXPECT_EQ(format_only, c) << at;
     if (c.group_k > 0) {
