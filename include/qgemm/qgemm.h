@@ -1,0 +1,10 @@
+#pragma once
+
+// The whole public API of qgemm.
+#include "qgemm/device.h"
+#include "qgemm/dtype.h"
+#include "qgemm/format.h"
+#include "qgemm/linear.h"
+#include "qgemm/quantized.h"
+#include "qgemm/reference.h"
+#include "qgemm/status.h"

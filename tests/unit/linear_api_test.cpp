@@ -1,0 +1,97 @@
+// The public Linear API on host memory (device -1): what the README shows, and its errors.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "qgemm/qgemm.h"
+
+namespace qgemm {
+namespace {
+
+struct HostLayer {
+  QuantizedWeight w;
+  QuantizedActivations a;
+};
+
+HostLayer make_layer(const char* weight, const char* act, int64_t m, int64_t n, int64_t k) {
+  HostLayer l;
+  l.w = *quantize_weights(HostValues::of(random_normal(n * k, 1, 0.05f)), 1, n, k,
+                          *WeightFormat::parse(weight));
+  l.a = *quantize_activations(HostValues::of(random_normal(m * k, 2, 1.0f)), m, k,
+                              *ActFormat::parse(act));
+  return l;
+}
+
+TEST(LinearApi, HostLayerRunsOnTheCpuBackendAndMatchesTheReference) {
+  const int64_t m = 5, n = 48, k = 256;
+  HostLayer l = make_layer("int4/g128/bf16", "e4m3/token", m, n, k);
+  LinearOptions options;
+  options.act = l.a.format;
+  options.device = -1;
+  auto layer = Linear::create(l.w, options);
+  ASSERT_TRUE(layer.ok()) << layer.status().to_string();
+  EXPECT_EQ(layer->backend(), "cpu");
+  EXPECT_NE(layer->explain().find("jit: no"), std::string::npos) << layer->explain();
+  ASSERT_TRUE(layer->prepare(m).ok());
+  std::vector<uint16_t> c(m * n, 0xffff);
+  LinearArgs args{m, l.a.data.data(), l.a.scales.data(), nullptr, c.data(), nullptr, 0, nullptr};
+  ASSERT_TRUE(layer->run(args).ok());
+  auto ref = reference_gemm(l.a, l.w);
+  ASSERT_TRUE(ref.ok());
+  std::vector<double> got;
+  for (uint16_t v : c) got.push_back(decode(DType::bf16(), v));
+  EXPECT_LE(compare(*ref, got).rel_frobenius, 5e-3);
+}
+
+TEST(LinearApi, BadInputsAreClearErrors) {
+  HostLayer l = make_layer("int4/g128/bf16", "bf16", 4, 32, 128);
+  LinearOptions options;
+  options.device = -1;
+  options.out = DType::e4m3();
+  auto bad_out = Linear::create(l.w, options);
+  EXPECT_EQ(bad_out.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(bad_out.status().message().find("output type e4m3"), std::string::npos);
+
+  options.out = DType::bf16();
+  options.device = -7;
+  EXPECT_NE(Linear::create(l.w, options).status().message().find("device -7"), std::string::npos);
+
+  options.device = -1;
+  options.act = *ActFormat::parse("e4m3/g256/fp32");  // K=128 is not a multiple of 256
+  auto bad_k = Linear::create(l.w, options);
+  EXPECT_NE(bad_k.status().message().find("not a multiple of the group size 256"), std::string::npos)
+      << bad_k.status().message();
+
+  options.act = *ActFormat::parse("bf16");
+  auto layer = Linear::create(l.w, options);
+  ASSERT_TRUE(layer.ok());
+  ASSERT_TRUE(layer->prepare(4).ok());
+  std::vector<uint16_t> c(4 * 32);
+  LinearArgs args{4, l.a.data.data(), nullptr, nullptr, c.data(), nullptr, 0, nullptr};
+  LinearArgs no_a = args;
+  no_a.a = nullptr;
+  EXPECT_NE(layer->run(no_a).message().find("activation pointer a is null"), std::string::npos);
+  LinearArgs too_many = args;
+  too_many.m = 5;
+  EXPECT_NE(layer->run(too_many).message().find("exceeds prepare(max_tokens=4)"), std::string::npos);
+  LinearArgs zero = args;
+  zero.m = 0;
+  EXPECT_NE(layer->run(zero).message().find("m=0 must be positive"), std::string::npos);
+  EXPECT_EQ(layer->prepare(0).code(), ErrorCode::kInvalidArgument);
+}
+
+TEST(LinearApi, BackendsCanBeForcedAndExplainWhyNot) {
+  HostLayer l = make_layer("nvfp4", "bf16", 2, 32, 128);
+  LinearOptions options;
+  options.device = -1;
+  options.backend = BackendKind::kJit;
+  auto layer = Linear::create(l.w, options);
+  ASSERT_FALSE(layer.ok());
+  EXPECT_EQ(layer.status().code(), ErrorCode::kUnsupported);
+  EXPECT_NE(layer.status().message().find("jit: no, the layer lives in host memory"), std::string::npos)
+      << layer.status().message();
+  EXPECT_EQ(parse_backend("tpu").status().code(), ErrorCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace qgemm
