@@ -26,15 +26,6 @@ struct MmaDequant {
   static constexpr int kUnitBytes = mma_layout::unit_bytes(kBits);
   static constexpr bool kGroups = Cfg::kGroupK > 0;
 
-  template <int Q>
-  static QGEMM_DEVICE u32 decode_pair(const u32 (&words)[kWords]) {
-    if constexpr (Cfg::kCodeKind == static_cast<int>(CodeKind::kFloat)) {
-      return FloatDecoder<kAct, kBits, Cfg::kExpBits, Cfg::kManBits>::template decode<Q>(words);
-    } else {
-      return IntDecoder<kAct, kBits, Cfg::kConstZero>::template decode<Q>(words);
-    }
-  }
-
   /// The group scale of `row` (g or g+8 of the tile, by `upper`) for table entry `at`.
   static QGEMM_DEVICE float group_scale(const MmaDequantParams& p, i64 at, bool upper) {
     if constexpr (Cfg::kScaleElem == static_cast<int>(Elem::kFp32)) {
@@ -54,15 +45,7 @@ struct MmaDequant {
     for (i64 w = blockIdx.x * static_cast<i64>(blockDim.x / 32) + threadIdx.x / 32; w < units; w += warps) {
       const int nt = static_cast<int>(w / p.k_units), ku = static_cast<int>(w % p.k_units);
       u32 words[kWords];
-      const u8* src = p.weights + w * kUnitBytes + lane * 16;
-#pragma unroll
-      for (int v = 0; v < kVectors; ++v) {
-        const uint4 x = __ldg(reinterpret_cast<const uint4*>(src + v * 512));
-        words[4 * v + 0] = x.x;
-        words[4 * v + 1] = x.y;
-        words[4 * v + 2] = x.z;
-        words[4 * v + 3] = x.w;
-      }
+      load_unit_words<kBits>(p.weights + w * kUnitBytes + lane * 16, words);
       static_for<0, kSteps>([&](auto s_) {
         constexpr int s = decltype(s_)::value;
         static_for<0, 4>([&](auto r_) {
@@ -70,7 +53,7 @@ struct MmaDequant {
           const int row = nt * 16 + g + 8 * (r & 1);
           const int col = ku * kUnitK + s * 16 + 2 * t + 8 * (r >> 1);
           if (row >= p.n || col >= p.k) return;
-          u32 v = decode_pair<s * 4 + r>(words);
+          u32 v = decode_weight_pair<Cfg, s * 4 + r>(words);
           float scale = p.row_scale != nullptr ? p.row_scale[row] : 1.0f;
           float zero = 0.0f;
           if constexpr (kGroups) {

@@ -165,15 +165,6 @@ struct MmaGemm {
 
   // ---- dequantization ----------------------------------------------------------------------
 
-  template <int Q>
-  static QGEMM_DEVICE u32 decode_pair(const u32 (&words)[kWords]) {
-    if constexpr (Cfg::kCodeKind == static_cast<int>(CodeKind::kFloat)) {
-      return FloatDecoder<kAct, kBits, Cfg::kExpBits, Cfg::kManBits>::template decode<Q>(words);
-    } else {
-      return IntDecoder<kAct, kBits, Cfg::kConstZero>::template decode<Q>(words);
-    }
-  }
-
   /// The group scales of rows g and g+8 of a tile, as floats.
   static QGEMM_DEVICE void scale_pair(const u8* scales, int tile, int j, int g, float& lo, float& hi) {
     const int at = (tile * kGroupsPerStage + j) * 8 + g;
@@ -220,15 +211,8 @@ struct MmaGemm {
       u32 words[kTN][kWords];
 #pragma unroll
       for (int tn = 0; tn < kTN; ++tn) {
-        const u8* src = stage + ((warp_n * kTN + tn) * kUnits + u) * kUnitBytes + lane * 16;
-#pragma unroll
-        for (int v = 0; v < kVectors; ++v) {
-          const uint4 x = *reinterpret_cast<const uint4*>(src + v * 512);
-          words[tn][4 * v + 0] = x.x;
-          words[tn][4 * v + 1] = x.y;
-          words[tn][4 * v + 2] = x.z;
-          words[tn][4 * v + 3] = x.w;
-        }
+        load_unit_words<kBits>(stage + ((warp_n * kTN + tn) * kUnits + u) * kUnitBytes + lane * 16,
+                               words[tn]);
       }
       static_for<0, kSteps, 2>([&](auto s_) {
         constexpr int s = decltype(s_)::value;
@@ -268,7 +252,7 @@ struct MmaGemm {
             FragA a;
             static_for<0, 4>([&](auto r_) {
               constexpr int r = decltype(r_)::value;
-              u32 v = decode_pair<step * 4 + r>(words[tn]);
+              u32 v = decode_weight_pair<Cfg, step * 4 + r>(words[tn]);
               if constexpr (Cfg::kZeroTable == 1) {
                 v = hfma2<kAct>(zero2[r & 1], exact_half2_bits<kAct>(-1.0), v);
               } else if constexpr (Cfg::kZeroTable == 2) {

@@ -111,4 +111,29 @@ struct FloatDecoder {
   }
 };
 
+/// Pair Q of a lane's unit words for the weight codec described by Cfg (kAct, kBits, kCodeKind,
+/// kExpBits, kManBits, kConstZero): exact fp16/bf16 values, zero points and scales not applied.
+template <class Cfg, int Q, int N>
+QGEMM_DEVICE u32 decode_weight_pair(const u32 (&words)[N]) {
+  if constexpr (Cfg::kCodeKind == static_cast<int>(CodeKind::kFloat)) {
+    return FloatDecoder<Cfg::kAct, Cfg::kBits, Cfg::kExpBits, Cfg::kManBits>::template decode<Q>(words);
+  } else {
+    return IntDecoder<Cfg::kAct, Cfg::kBits, Cfg::kConstZero>::template decode<Q>(words);
+  }
+}
+
+/// A lane's words of one packed unit: `src` points at the lane's first 16 bytes; the unit's
+/// vectors are 512 bytes apart (dense/mma_layout.cuh). Works on shared and global memory.
+template <int kBits>
+QGEMM_DEVICE void load_unit_words(const u8* src, u32 (&words)[mma_layout::unit_words(kBits)]) {
+#pragma unroll
+  for (int v = 0; v < mma_layout::unit_vectors(kBits); ++v) {
+    const uint4 x = *reinterpret_cast<const uint4*>(src + v * 512);
+    words[4 * v + 0] = x.x;
+    words[4 * v + 1] = x.y;
+    words[4 * v + 2] = x.z;
+    words[4 * v + 3] = x.w;
+  }
+}
+
 }  // namespace qgemm
