@@ -2,6 +2,7 @@
 
 #include "commands.h"
 #include "jit/cuda_driver.h"
+#include "jit/kernel_cache.h"
 #include "jit/nvrtc_library.h"
 #include "qgemm/device.h"
 
@@ -30,8 +31,20 @@ void print_info() {
                 d.arch().c_str(), d.multiprocessors, d.memory_bytes / double(1 << 30),
                 d.l2_bytes / double(1 << 20));
   }
-  std::printf("backends      cpu (every format, reference)%s\n",
-              devices.empty() ? "; GPU backends need a GPU" : "");
+  KernelCache& cache = KernelCache::instance();
+  std::printf("kernel cache  %s%s\n", cache.directory().c_str(),
+              cache.disk_enabled() ? "" : " (disk disabled by QGEMM_DISABLE_DISK_CACHE)");
+  std::printf("backends      cpu: every weight and activation format (reference)\n");
+  if (devices.empty()) {
+    std::printf("              jit, qdq: need a GPU\n");
+  } else {
+    const bool mma = devices[0].sm() >= 80;
+    std::printf("              jit: %s\n", mma ? "every weight format with fp16/bf16 activations (group sizes "
+                                                "a multiple of 16)"
+                                              : "needs sm_80 or newer");
+    std::printf("              qdq: every weight format with fp16/bf16 activations (cuBLASLt)\n");
+    std::printf("              quantized (FP8/INT8) activations and MoE: cpu backend for now\n");
+  }
 }
 
 }  // namespace
