@@ -288,9 +288,8 @@ class JitBackend final : public Backend {
     auto plan = plan_mma_gemm(p.n, p.k, p.weight, p.act.type, p.out, p.device_info);
     if (!plan) return plan.status();
     QGEMM_RETURN_IF_ERROR(use_device(p.device));
-    // cuBLASLt takes bf16 x bf16 -> bf16/fp32 and fp16 x fp16 -> fp16/fp32, not mixed halves.
-    const bool lt_types = p.out == p.act.type || p.out == DType::fp32();
-    const int64_t handoff = cublaslt_library().ok() && lt_types ? mma_handoff_m(p.device_info) : INT64_MAX;
+    const int64_t handoff =
+        cublaslt_library().ok() ? mma_handoff_m(p.device_info, p.act.type, p.out) : INT64_MAX;
     auto layer = std::make_unique<JitLayer>(p, std::move(*plan), handoff);
     QGEMM_RETURN_IF_ERROR(layer->upload(w));
     return std::unique_ptr<PreparedLayer>(std::move(layer));

@@ -107,10 +107,12 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
   return plan;
 }
 
-int64_t mma_handoff_m(const DeviceInfo& device) {
+int64_t mma_handoff_m(const DeviceInfo& device, DType act, DType out) {
   // NOTE: above this many tokens the layer is compute-bound and mma.sync reaches less than a
-  // third of Hopper's wgmma rate, so expanding the weight and calling cuBLAS is faster.
+  // third of Hopper's wgmma rate, so expanding the weight and calling cuBLAS is faster. cuBLASLt
+  // has bf16 x bf16 -> bf16/fp32 and fp16 x fp16 -> fp16/fp32, but no mixed halves.
   (void)device;
+  if (!(out == act || out == DType::fp32())) return INT64_MAX;
   return 512;
 }
 

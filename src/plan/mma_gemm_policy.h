@@ -23,8 +23,9 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
                                                   DType act, DType out, const DeviceInfo& device);
 
 /// Tokens from which a layer expands its packed weight to fp16/bf16 and calls cuBLASLt instead
-/// of running the mma kernel (the mma kernel runs below it).
-int64_t mma_handoff_m(const DeviceInfo& device);
+/// of running the mma kernel (the mma kernel runs below it); INT64_MAX where cuBLASLt has no
+/// GEMM for the activation / output types.
+int64_t mma_handoff_m(const DeviceInfo& device, DType act, DType out);
 
 /// K splits for `m` tokens: enough CTAs to fill the GPU twice over, each split at least four
 /// pipeline stages long.

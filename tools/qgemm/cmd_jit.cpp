@@ -13,6 +13,7 @@
 #include "jit/dequantize_kernel.h"
 #include "jit/kernel_cache.h"
 #include "jit/pad_rows.h"
+#include "plan/jit_kernel_plan.h"
 #include "plan/mma_gemm_policy.h"
 #include "qgemm/device.h"
 #include "qgemm/format.h"
@@ -112,7 +113,8 @@ void add_check_specs(const std::string& arch, SpecSet& set, std::vector<std::str
       continue;
     }
     for (size_t i = 0; i < plan->size(); ++i) set.add((*plan)[i].config.spec(), m_range(*plan, i));
-    set.add(plan->back().config.dequant_spec(), str(mma_handoff_m(device), "+"));
+    // The expansion kernel is compiled for every format, even where the hand-off is off.
+    set.add(plan->back().config.dequant_spec(), "cuBLAS hand-off");
   }
   set.add(pad_rows_spec(arch));
   for (const char* w : kCheckDequant)
@@ -304,21 +306,13 @@ int run_warm(const std::string& recipe_path, const std::string& arch) {
     }
     const WeightFormat weight = *WeightFormat::parse(p.weight);
     if (uses(p, "jit")) {
-      auto plan = plan_mma_gemm(p.n, p.k, weight, act.type, *parse_dtype(p.out), *device);
+      const int64_t max_m = *std::max_element(p.m.begin(), p.m.end());
+      auto plan = plan_jit_kernels(p.n, p.k, weight, act.type, *parse_dtype(p.out), *device, max_m,
+                                   /*cublas=*/true);
       if (!plan) {
         skip(str("no jit plan: ", plan.status().message()));
       } else {
-        // What JitLayer::prepare compiles for the largest M of the sweep: the mma buckets below
-        // the hand-off to cuBLAS, the padding kernel and, past the hand-off, the expansion.
-        const int64_t max_m = *std::max_element(p.m.begin(), p.m.end());
-        const int64_t handoff = mma_handoff_m(*device);
-        const int64_t mma_max = std::min(max_m, handoff - 1);
-        for (size_t i = 0; i < plan->size(); ++i) {
-          set.add((*plan)[i].config.spec(), m_range(*plan, i));
-          if ((*plan)[i].max_m >= mma_max) break;
-        }
-        set.add(pad_rows_spec(target));
-        if (max_m >= handoff) set.add(plan->back().config.dequant_spec(), str(handoff, "+"));
+        for (size_t i = 0; i < plan->specs.size(); ++i) set.add(plan->specs[i], plan->ranges[i]);
       }
     }
     if (uses(p, "qdq")) set.add(DequantizeConfig{weight, act.type, target}.spec());

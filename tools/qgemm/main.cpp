@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   qgemm::cli::add_info_command(app);
   qgemm::cli::add_formats_command(app);
   qgemm::cli::add_demo_command(app);
+  qgemm::cli::add_plan_command(app);
   qgemm::cli::add_verify_command(app);
   qgemm::cli::add_jit_command(app);
   std::string command_line = "qgemm";

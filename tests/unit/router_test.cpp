@@ -1,0 +1,122 @@
+// Routing and jit kernel plans for described GPUs (no GPU needed): who runs a layer, why the
+// others decline, and which kernels a layer compiles.
+#include <gtest/gtest.h>
+
+#include "api/router.h"
+#include "plan/jit_kernel_plan.h"
+
+namespace qgemm {
+namespace {
+
+LayerProblem problem(const char* weight, const char* act, int64_t n, int64_t k, const char* arch,
+                     const char* out = "bf16") {
+  LayerProblem p;
+  p.n = n;
+  p.k = k;
+  p.weight = *WeightFormat::parse(weight);
+  p.act = *ActFormat::parse(act);
+  p.out = *parse_dtype(out);
+  p.device_info = *device_preset(arch);
+  p.runtime_checks = false;
+  return p;
+}
+
+std::string answer_of(const Route& r, BackendKind kind) {
+  for (const BackendAnswer& a : r.answers)
+    if (a.kind == kind) return a.support.ok ? "yes" : a.support.reason;
+  return "not asked";
+}
+
+TEST(Router, JitRunsHalfActivationFormatsOnEveryArch) {
+  for (const char* arch : {"sm_80", "sm_86", "sm_89", "sm_90a", "h200"})
+    for (const char* w : {"int4/g128/bf16", "uint4/g128/fp16/zp", "mxfp4", "nvfp4", "fp8_block",
+                          "int8/channel/bf16", "int3/g64/fp16"})
+      for (int64_t nk : {640, 704, 1408, 2112, 2880}) {
+        SCOPED_TRACE(str(arch, " ", w, " N=K=", nk));
+        auto r = route(problem(w, "bf16", nk, nk, arch), BackendKind::kAuto);
+        ASSERT_TRUE(r.ok()) << r.status().message();
+        EXPECT_EQ(r->chosen->kind(), BackendKind::kJit) << r->explain();
+      }
+}
+
+TEST(Router, QuantizedActivationsFallBackToTheCpuWithReasons) {
+  auto r = route(problem("nvfp4", "e4m3/token", 640, 640, "sm_80"), BackendKind::kAuto);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->chosen->kind(), BackendKind::kCpu);
+  EXPECT_NE(answer_of(*r, BackendKind::kJit).find("fp16/bf16 activations"), std::string::npos);
+  EXPECT_NE(answer_of(*r, BackendKind::kQdq).find("fp16/bf16 activations"), std::string::npos);
+  EXPECT_NE(r->explain().find("<- chosen"), std::string::npos);
+}
+
+TEST(Router, GroupSizesTheKernelsCannotTileGoToQdq) {
+  auto r = route(problem("int4/g48/bf16", "bf16", 704, 1440, "sm_90a"), BackendKind::kAuto);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->chosen->kind(), BackendKind::kQdq);
+  EXPECT_NE(answer_of(*r, BackendKind::kJit).find("group_k=48"), std::string::npos)
+      << answer_of(*r, BackendKind::kJit);
+}
+
+TEST(Router, OldGpusAndHostLayersDeclineTheGpuBackends) {
+  LayerProblem old = problem("int4/g128/bf16", "bf16", 1024, 1024, "sm_80");
+  old.device_info.sm_major = 7;
+  old.device_info.sm_minor = 5;
+  auto r = route(old, BackendKind::kAuto);
+  ASSERT_TRUE(r.ok());
+  EXPECT_NE(answer_of(*r, BackendKind::kJit).find("sm_75"), std::string::npos);
+
+  LayerProblem host = problem("int4/g128/bf16", "bf16", 1024, 1024, "sm_90a");
+  host.device = -1;
+  auto h = route(host, BackendKind::kAuto);
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(h->chosen->kind(), BackendKind::kCpu);
+  EXPECT_NE(answer_of(*h, BackendKind::kJit).find("host memory"), std::string::npos);
+
+  auto forced = route(host, BackendKind::kJit);
+  ASSERT_FALSE(forced.ok());
+  EXPECT_EQ(forced.status().code(), ErrorCode::kUnsupported);
+  EXPECT_NE(forced.status().message().find("no backend can run"), std::string::npos);
+}
+
+TEST(JitKernelPlan, KernelsPerLayerAndTheCublasHandoff) {
+  const DeviceInfo h200 = *device_preset("h200");
+  const WeightFormat w = *WeightFormat::parse("int4/g128/bf16");
+  // Decode only: one GEMM kernel and the padding kernel.
+  auto decode = plan_jit_kernels(8192, 8192, w, DType::bf16(), DType::bf16(), h200, 8, true);
+  ASSERT_TRUE(decode.ok());
+  EXPECT_EQ(decode->specs.size(), 2u);
+  EXPECT_EQ(decode->ranges[0], "1-8");
+  // Up to 16384 tokens: four GEMM buckets below the hand-off, padding, expansion.
+  auto all = plan_jit_kernels(8192, 8192, w, DType::bf16(), DType::bf16(), h200, 16384, true);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->handoff_m, 512);
+  EXPECT_EQ(all->specs.size(), 6u);
+  EXPECT_EQ(distinct_kernels(all->specs), 6u);
+  EXPECT_EQ(all->specs.back().family, "mma_dequant");
+  EXPECT_EQ(all->ranges[3], "65-511");
+  // Mixed activation / output halves: cuBLASLt has no such GEMM, the mma kernel runs every M.
+  auto mixed = plan_jit_kernels(8192, 8192, w, DType::bf16(), DType::fp16(), h200, 16384, true);
+  ASSERT_TRUE(mixed.ok());
+  EXPECT_EQ(mixed->handoff_m, INT64_MAX);
+  EXPECT_EQ(mixed->ranges[3], "65+");
+  EXPECT_NE(mixed->specs.back().family, "mma_dequant");
+  // Without cuBLASLt likewise.
+  auto no_lt = plan_jit_kernels(8192, 8192, w, DType::bf16(), DType::bf16(), h200, 16384, false);
+  EXPECT_EQ(no_lt->handoff_m, INT64_MAX);
+}
+
+TEST(JitKernelPlan, AtMostFourGemmKernelsPerLayerUpTo16kTokens) {
+  for (const char* arch : {"sm_80", "sm_89", "sm_90a"})
+    for (const char* w : {"int4/g128/bf16", "int3/g128/bf16", "uint8/g64/bf16/zp", "mxfp4",
+                          "e4m3/channel/fp32"}) {
+      auto p = plan_jit_kernels(4096, 4096, *WeightFormat::parse(w), DType::bf16(), DType::bf16(),
+                                *device_preset(arch), 16384, true);
+      ASSERT_TRUE(p.ok()) << arch << " " << w;
+      size_t gemm = 0;
+      for (const KernelSpec& s : p->specs) gemm += s.family == "mma_gemm" ? 1 : 0;
+      EXPECT_LE(gemm, 4u) << arch << " " << w;
+      EXPECT_LE(distinct_kernels(p->specs), p->specs.size());
+    }
+}
+
+}  // namespace
+}  // namespace qgemm

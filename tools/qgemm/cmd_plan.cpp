@@ -1,0 +1,177 @@
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "api/router.h"
+#include "backend/cublaslt_library.h"
+#include "commands.h"
+#include "jit/kernel_cache.h"
+#include "plan/jit_kernel_plan.h"
+#include "qgemm/device.h"
+#include "util/parallel.h"
+
+namespace qgemm::cli {
+namespace {
+
+struct PlanOptions {
+  std::vector<int64_t> m = {1, 16, 64, 256, 1024, 4096};
+  int64_t n = 0, k = 0;
+  std::string weight, act = "bf16", out = "bf16", arch;
+  int64_t experts = 0;
+  int top_k = 0;
+  bool explain = false;
+  bool warm = false;
+};
+
+int fail(const Status& s) {
+  std::fprintf(stderr, "qgemm plan: %s\n", s.message().c_str());
+  return 2;
+}
+
+// Compiles the plan's kernels into `cache` and returns the wall time in seconds.
+double compile_all(KernelCache& cache, const std::vector<KernelSpec>& specs, int& failed) {
+  const auto t0 = std::chrono::steady_clock::now();
+  failed = 0;
+  for (const auto& r : cache.get_all(specs, 1)) failed += r.ok() ? 0 : 1;
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+int run_plan(const PlanOptions& o) {
+  auto wf = WeightFormat::parse(o.weight);
+  if (!wf) return fail(wf.status());
+  auto af = ActFormat::parse(o.act);
+  if (!af) return fail(af.status());
+  auto out = parse_dtype(o.out);
+  if (!out) return fail(out.status());
+  if (o.n <= 0 || o.k <= 0)
+    return fail(invalid_argument(str("--n and --k must be positive (got n=", o.n, ", k=", o.k, ")")));
+  if (o.m.empty() || *std::min_element(o.m.begin(), o.m.end()) <= 0)
+    return fail(invalid_argument("--m takes positive token counts, e.g. --m 1,16,256"));
+  Status shape = wf->check_shape(o.n, o.k);
+  if (!shape.ok()) return fail(shape);
+
+  // The device: the local GPU, or a described one (--arch) for planning without it.
+  LayerProblem p;
+  p.n = o.n;
+  p.k = o.k;
+  p.weight = *wf;
+  p.act = *af;
+  p.out = *out;
+  p.device = 0;
+  const auto devices = list_devices();
+  if (!o.arch.empty()) {
+    auto preset = device_preset(o.arch);
+    if (!preset) return fail(preset.status());
+    p.device_info = *preset;
+    p.runtime_checks = !devices.empty() && devices[0].arch() == preset->arch();
+  } else if (!devices.empty()) {
+    p.device_info = devices[0];
+  } else {
+    return fail(invalid_argument(str("no GPU here (", no_gpu_reason(),
+                                     "); pass --arch sm_80, sm_86, sm_89, sm_90a or h200")));
+  }
+  std::printf("layer    N=%lld K=%lld weight=%s act=%s out=%s\n", (long long)o.n, (long long)o.k,
+              wf->to_string().c_str(), af->to_string().c_str(), out->name().c_str());
+  std::printf("device   %s (%s, %d SMs, %lld KB shared memory per block)\n", p.device_info.name.c_str(),
+              p.device_info.arch().c_str(), p.device_info.multiprocessors,
+              (long long)(p.device_info.smem_per_block >> 10));
+  if (o.experts > 0) {
+    std::printf("backend  cpu: MoE layers (E=%lld, top-k=%d) run on the CPU reference in this "
+                "version; the GPU backends have no MoE kernels yet\n",
+                (long long)o.experts, o.top_k);
+    return 0;
+  }
+
+  auto r = route(p, BackendKind::kAuto);
+  if (!r) return fail(r.status());
+  std::printf("backends\n%s", r->explain().c_str());
+  if (r->chosen->kind() != BackendKind::kJit) {
+    std::printf("plan     every M: %s\n", backend_name(r->chosen->kind()));
+    return 0;
+  }
+
+  const int64_t max_m = *std::max_element(o.m.begin(), o.m.end());
+  const bool cublas = !p.runtime_checks || cublaslt_library().ok();
+  auto plan = plan_jit_kernels(o.n, o.k, *wf, af->type, *out, p.device_info, max_m, cublas);
+  if (!plan) return fail(plan.status());
+  std::printf("kernels  %zu to compile for M up to %lld (%zu distinct)\n", plan->specs.size(),
+              (long long)max_m, distinct_kernels(plan->specs));
+  for (size_t i = 0; i < plan->specs.size(); ++i) {
+    std::printf("  %-28s %s [%s]", plan->ranges[i].c_str(), plan->specs[i].family.c_str(),
+                plan->specs[i].config.c_str());
+    if (o.explain && plan->specs[i].threads > 0)
+      std::printf("  %d threads, %d B shared", plan->specs[i].threads, plan->specs[i].dynamic_smem);
+    std::printf("\n");
+  }
+  std::printf("per M\n");
+  for (int64_t m : o.m) {
+    if (m >= plan->handoff_m) {
+      std::printf("  M=%-6lld expand the packed weight to %s, then cuBLASLt\n", (long long)m,
+                  af->type.name().c_str());
+      continue;
+    }
+    const auto& e = *std::find_if(plan->buckets.begin(), plan->buckets.end(),
+                                  [&](const MmaPlanEntry& b) { return m <= b.max_m; });
+    const MmaGemmConfig& c = e.config;
+    const int splits = mma_splits(c, m, o.n, o.k, p.device_info);
+    const int64_t grid_x = ((o.n + 15) / 16 + c.tiles_n * c.warps_n - 1) / (c.tiles_n * c.warps_n);
+    const int64_t grid_y = (m + c.block_m() - 1) / c.block_m();
+    std::printf("  M=%-6lld mma_gemm %s, grid %lldx%lldx%d", (long long)m, c.tiling().c_str(),
+                (long long)grid_x, (long long)grid_y, splits);
+    if (o.explain)
+      std::printf(" (%lld CTAs on %d SMs, %d K splits)", (long long)(grid_x * grid_y * splits),
+                  p.device_info.multiprocessors, splits);
+    std::printf("\n");
+  }
+
+  if (o.warm) {
+    // Cold: a fresh cache directory; warm: the same directory again (what a restart sees).
+    const std::string dir = str(std::filesystem::temp_directory_path().string(), "/qgemm-plan-warm-",
+                                std::chrono::steady_clock::now().time_since_epoch().count());
+    KernelCache cache(dir, true);
+    int failed = 0;
+    const double cold = compile_all(cache, plan->specs, failed);
+    cache.forget_memory();
+    int failed_warm = 0;
+    const double warm = compile_all(cache, plan->specs, failed_warm);
+    std::printf("warm-up  %zu kernels: cold %.2f s (compile on %d threads), warm disk cache %.3f s%s\n",
+                plan->specs.size(), cold, cpu_threads(), warm,
+                failed + failed_warm ? " (some kernels FAILED to compile)" : "");
+    std::printf("         (compile and disk read only; loading onto a GPU adds ~0.1 ms per kernel)\n");
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    if (failed + failed_warm) return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "plan", "Which backend and which kernels run a layer at each M, and why (no GPU needed)");
+  auto o = std::make_shared<PlanOptions>();
+  cmd->add_option("--m", o->m, "Token counts, e.g. 1,16,256")->delimiter(',');
+  cmd->add_option("--n", o->n, "Output features")->required();
+  cmd->add_option("--k", o->k, "Input features")->required();
+  cmd->add_option("--weight", o->weight, "Weight spec or alias")->required();
+  cmd->add_option("--act", o->act, "Activation spec")->default_val("bf16");
+  cmd->add_option("--out", o->out, "Output type")->default_val("bf16");
+  cmd->add_option("--experts", o->experts, "Experts (MoE)")->default_val(0);
+  cmd->add_option("--topk", o->top_k, "Experts per token (MoE)")->default_val(0);
+  cmd->add_option("--arch", o->arch,
+                  "Plan for a described GPU: sm_80, sm_86, sm_89, sm_90a or h200 (default: this "
+                  "machine's GPU)");
+  cmd->add_flag("--explain", o->explain, "Add launch shapes and kernel resources");
+  cmd->add_flag("--warm", o->warm, "Compile the plan's kernels: cold, then from a warm disk cache");
+  cmd->callback([o] {
+    const int rc = run_plan(*o);
+    if (rc != 0) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace qgemm::cli
