@@ -141,7 +141,7 @@ int run_plan(const PlanOptions& o) {
     std::printf("warm-up  %zu kernels: cold %.2f s (compile on %d threads), warm disk cache %.3f s%s\n",
                 plan->specs.size(), cold, cpu_threads(), warm,
                 failed + failed_warm ? " (some kernels FAILED to compile)" : "");
-    std::printf("         (compile and disk read only; loading onto a GPU adds ~0.1 ms per kernel)\n");
+    std::printf("         (NVRTC compile and disk read only; loading modules onto a GPU is not included)\n");
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
     if (failed + failed_warm) return 1;
