@@ -11,10 +11,10 @@ namespace qgemm {
 /// What the planner needs to know about a GPU. Filled from the driver, or from a preset for
 /// planning on a machine without that GPU.
 struct DeviceInfo {
-  std::string name;          ///< "NVIDIA H200", or the preset's name
-  int sm_major = 0;          ///< compute capability, e.g. 9
-  int sm_minor = 0;          ///< e.g. 0
-  int multiprocessors = 0;   ///< SM count
+  std::string name;         ///< "NVIDIA H200", or the preset's name
+  int sm_major = 0;         ///< compute capability, e.g. 9
+  int sm_minor = 0;         ///< e.g. 0
+  int multiprocessors = 0;  ///< SM count
   int64_t l2_bytes = 0;
   int64_t smem_per_block = 0;  ///< opt-in shared memory limit per block
   int64_t memory_bytes = 0;

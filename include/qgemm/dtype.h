@@ -33,7 +33,7 @@ enum class FloatFlavor : uint8_t {
 struct DType {
   TypeClass type_class = TypeClass::kFloat;
   uint8_t bits = 32;
-  uint8_t exp_bits = 8;  ///< floats only
+  uint8_t exp_bits = 8;   ///< floats only
   uint8_t man_bits = 23;  ///< floats only
 
   static constexpr DType int_bits(int n) {

@@ -26,7 +26,8 @@ enum class ZeroPointKind : uint8_t {
   kFloat,    ///< z is a real number stored as `zero_type` (fp16, bf16 or fp32)
 };
 
-/// A weight format, written as `<type>[/g<G>|/channel|/b<GN>x<GK>|/tensor][/<scale>][/zp][/global]`.
+/// A weight format, written as
+/// `<type>[/g<G>|/channel|/b<GN>x<GK>|/tensor][/<scale>][/zp][/global]`.
 ///
 ///   w[n, k] = global * scale[row(n), col(k)] * (code[n, k] - zero[row(n), col(k)])
 ///

@@ -25,11 +25,11 @@ const char* backend_name(BackendKind kind);
 
 /// How a Linear layer is built.
 struct LinearOptions {
-  ActFormat act;                         ///< format of the activations passed to run()
-  DType out = DType::bf16();             ///< output type: bf16, fp16 or fp32
+  ActFormat act;              ///< format of the activations passed to run()
+  DType out = DType::bf16();  ///< output type: bf16, fp16 or fp32
   BackendKind backend = BackendKind::kAuto;
-  int device = 0;                        ///< GPU ordinal; -1 = host memory (cpu backend only)
-  std::string tuning_table;              ///< tuning table path; "" = default search path
+  int device = 0;            ///< GPU ordinal; -1 = host memory (cpu backend only)
+  std::string tuning_table;  ///< tuning table path; "" = default search path
 };
 
 /// One call of a Linear layer: C[m, N] = A[m, K] . W^T (+ bias). Pointers are device pointers
@@ -42,7 +42,7 @@ struct LinearArgs {
   void* c = nullptr;                ///< [m, N] row-major, output type
   void* workspace = nullptr;        ///< at least workspace_bytes(m) bytes, or null if that is 0
   size_t workspace_bytes = 0;
-  void* stream = nullptr;           ///< CUstream; null = the default stream
+  void* stream = nullptr;  ///< CUstream; null = the default stream
 };
 
 namespace detail {

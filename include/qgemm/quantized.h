@@ -14,7 +14,9 @@ struct HostValues {
   DType type = DType::fp32();
   int64_t count = 0;
 
-  static HostValues of(const std::vector<float>& v) { return {v.data(), DType::fp32(), int64_t(v.size())}; }
+  static HostValues of(const std::vector<float>& v) {
+    return {v.data(), DType::fp32(), int64_t(v.size())};
+  }
   float at(int64_t i) const;
   Status validate(const char* what, int64_t expected_count) const;
 };

@@ -35,15 +35,15 @@ Expected<std::vector<double>> reference_gemm(const QuantizedActivations& a,
 /// Unreduced (reduce = false): C is [T * top_k, N], row t * top_k + j = a[t] . w[id(t, j)]^T
 /// (+ bias[id]), zero where the id is -1. Reduced: C is [T, N] = sum_j weight(t, j) * that row.
 /// `bias`, when given, is [E, N].
-Expected<std::vector<double>> reference_moe(const QuantizedActivations& a,
-                                            const QuantizedWeight& w, const Routing& routing,
-                                            bool reduce, const std::vector<float>& bias = {});
+Expected<std::vector<double>> reference_moe(const QuantizedActivations& a, const QuantizedWeight& w,
+                                            const Routing& routing, bool reduce,
+                                            const std::vector<float>& bias = {});
 
 /// How far a result is from the reference.
 struct Comparison {
   double rel_frobenius = 0;  ///< ||got - ref|| / ||ref||
   double max_abs_error = 0;
-  int64_t nan_count = 0;     ///< NaN or inf values in `got`
+  int64_t nan_count = 0;  ///< NaN or inf values in `got`
   int64_t count = 0;
   /// No NaN and rel_frobenius <= tolerance.
   bool within(double tolerance) const { return nan_count == 0 && rel_frobenius <= tolerance; }

@@ -84,8 +84,8 @@ inline Status unsupported(std::string message) {
 }  // namespace qgemm
 
 /// Returns early from the enclosing function when `expr` yields a failed Status.
-#define QGEMM_RETURN_IF_ERROR(expr)        \
-  do {                                     \
-    ::qgemm::Status qgemm_status_ = (expr); \
+#define QGEMM_RETURN_IF_ERROR(expr)                \
+  do {                                             \
+    ::qgemm::Status qgemm_status_ = (expr);        \
     if (!qgemm_status_.ok()) return qgemm_status_; \
   } while (0)

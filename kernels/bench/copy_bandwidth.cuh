@@ -6,7 +6,8 @@
 
 namespace qgemm {
 
-__global__ void copy_bandwidth_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, i64 count) {
+__global__ void copy_bandwidth_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst,
+                                      i64 count) {
   constexpr int kUnroll = 4;
   const i64 stride = static_cast<i64>(gridDim.x) * blockDim.x;
   i64 i = blockIdx.x * static_cast<i64>(blockDim.x) + threadIdx.x;

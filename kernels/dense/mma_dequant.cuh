@@ -31,7 +31,8 @@ struct MmaDequant {
     if constexpr (Cfg::kScaleElem == static_cast<int>(Elem::kFp32)) {
       return static_cast<const float*>(p.scales)[2 * at + (upper ? 1 : 0)];
     } else {
-      constexpr Elem kS = Cfg::kScaleElem == static_cast<int>(Elem::kBf16) ? Elem::kBf16 : Elem::kFp16;
+      constexpr Elem kS =
+          Cfg::kScaleElem == static_cast<int>(Elem::kBf16) ? Elem::kBf16 : Elem::kFp16;
       const u32 s = static_cast<const u32*>(p.scales)[at];
       return half_to_float<kS>(static_cast<u16>(upper ? s >> 16 : s & 0xffffu));
     }
@@ -42,7 +43,8 @@ struct MmaDequant {
     const int g = lane / 4, t = lane % 4;
     const i64 warps = static_cast<i64>(gridDim.x) * (blockDim.x / 32);
     const i64 units = static_cast<i64>(p.n_tiles) * p.k_units;
-    for (i64 w = blockIdx.x * static_cast<i64>(blockDim.x / 32) + threadIdx.x / 32; w < units; w += warps) {
+    for (i64 w = blockIdx.x * static_cast<i64>(blockDim.x / 32) + threadIdx.x / 32; w < units;
+         w += warps) {
       const int nt = static_cast<int>(w / p.k_units), ku = static_cast<int>(w % p.k_units);
       u32 words[kWords];
       load_unit_words<kBits>(p.weights + w * kUnitBytes + lane * 16, words);
@@ -60,7 +62,8 @@ struct MmaDequant {
             const i64 at = (static_cast<i64>(nt) * p.groups + col / Cfg::kGroupK) * 8 + g;
             if constexpr (Cfg::kZeroTable == 1) {
               const u32 z = static_cast<const u32*>(p.zeros)[at];
-              v = hfma2<kAct>(r & 1 ? high_half_both(z) : low_half_both(z), exact_half2_bits<kAct>(-1.0), v);
+              v = hfma2<kAct>(r & 1 ? high_half_both(z) : low_half_both(z),
+                              exact_half2_bits<kAct>(-1.0), v);
             } else if constexpr (Cfg::kZeroTable == 2) {
               zero = static_cast<const float*>(p.zeros)[2 * at + (r & 1)];
             }

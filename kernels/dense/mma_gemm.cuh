@@ -98,7 +98,8 @@ struct MmaGemm {
       const int tile = c / kTileChunks, within = c % kTileChunks;
       const int nt = n_tile0 + tile;
       const bool inside = c < kWeightChunks && nt < p.n_tiles;
-      l.w_src[i] = inside ? p.weights + static_cast<i64>(nt) * p.k_units * kUnitBytes + within * 16 : nullptr;
+      l.w_src[i] = inside ? p.weights + static_cast<i64>(nt) * p.k_units * kUnitBytes + within * 16
+                          : nullptr;
       l.w_unit[i] = within / kUnitChunks;
     }
 #pragma unroll
@@ -115,15 +116,15 @@ struct MmaGemm {
 
   // NOTE: no L2 evict-first hint on the weight copies: on the H200 the hinted LDGSTS raised
   // "illegal instruction" once its policy lived in a uniform register across the stage loop.
-  static QGEMM_DEVICE void load_stage(const MmaGemmParams& p, const Loader& l, u8* stage,
-                                      int unit0, int unit_end, int n_tile0) {
+  static QGEMM_DEVICE void load_stage(const MmaGemmParams& p, const Loader& l, u8* stage, int unit0,
+                                      int unit_end, int n_tile0) {
 #pragma unroll
     for (int i = 0; i < kWeightIters; ++i) {
       const int c = threadIdx.x + i * kThreads;
       if (kWeightChunks % kThreads != 0 && c >= kWeightChunks) break;
       const bool valid = l.w_src[i] != nullptr && unit0 + l.w_unit[i] < unit_end;
-      cp_async_16(stage + c * 16, valid ? l.w_src[i] + static_cast<i64>(unit0) * kUnitBytes : p.weights,
-                  valid);
+      cp_async_16(stage + c * 16,
+                  valid ? l.w_src[i] + static_cast<i64>(unit0) * kUnitBytes : p.weights, valid);
     }
     u8* act = stage + kWeightBytes;
     const int k0 = unit0 * kUnitK;
@@ -139,8 +140,8 @@ struct MmaGemm {
       const int g0 = k0 / Cfg::kGroupK;
       load_table<kScalePairBytes>(p, p.scales, act + kActBytes, g0, n_tile0, unit0 < unit_end);
       if constexpr (Cfg::kZeroTable != 0)
-        load_table<mma_layout::zero_pair_bytes(Cfg::kZeroTable)>(p, p.zeros, act + kActBytes + kScaleBytes,
-                                                                  g0, n_tile0, unit0 < unit_end);
+        load_table<mma_layout::zero_pair_bytes(Cfg::kZeroTable)>(
+            p, p.zeros, act + kActBytes + kScaleBytes, g0, n_tile0, unit0 < unit_end);
     }
   }
 
@@ -166,14 +167,16 @@ struct MmaGemm {
   // ---- dequantization ----------------------------------------------------------------------
 
   /// The group scales of rows g and g+8 of a tile, as floats.
-  static QGEMM_DEVICE void scale_pair(const u8* scales, int tile, int j, int g, float& lo, float& hi) {
+  static QGEMM_DEVICE void scale_pair(const u8* scales, int tile, int j, int g, float& lo,
+                                      float& hi) {
     const int at = (tile * kGroupsPerStage + j) * 8 + g;
     if constexpr (Cfg::kScaleElem == static_cast<int>(Elem::kFp32)) {
       const float2 s = reinterpret_cast<const float2*>(scales)[at];
       lo = s.x;
       hi = s.y;
     } else {
-      constexpr Elem kS = Cfg::kScaleElem == static_cast<int>(Elem::kBf16) ? Elem::kBf16 : Elem::kFp16;
+      constexpr Elem kS =
+          Cfg::kScaleElem == static_cast<int>(Elem::kBf16) ? Elem::kBf16 : Elem::kFp16;
       const u32 s = reinterpret_cast<const u32*>(scales)[at];
       lo = half_to_float<kS>(static_cast<u16>(s & 0xffffu));
       hi = half_to_float<kS>(static_cast<u16>(s >> 16));
@@ -316,9 +319,11 @@ struct MmaGemm {
     const int n_tile0 = blockIdx.x * kTilesCta;
     const int m0 = blockIdx.y * kBlockM;
     // Balanced split-K: split sizes differ by at most one stage.
-    const int unit_begin = static_cast<int>(static_cast<i64>(blockIdx.z) * p.k_stages / gridDim.z) * kUnits;
+    const int unit_begin =
+        static_cast<int>(static_cast<i64>(blockIdx.z) * p.k_stages / gridDim.z) * kUnits;
     const int unit_end =
-        min(p.k_units, static_cast<int>(static_cast<i64>(blockIdx.z + 1) * p.k_stages / gridDim.z) * kUnits);
+        min(p.k_units,
+            static_cast<int>(static_cast<i64>(blockIdx.z + 1) * p.k_stages / gridDim.z) * kUnits);
     const int iters = unit_end > unit_begin ? (unit_end - unit_begin + kUnits - 1) / kUnits : 0;
     const bool warp_active = n_tile0 + warp_n * kTN < p.n_tiles;
     const Loader loader = make_loader(p, n_tile0, m0);
@@ -342,12 +347,13 @@ struct MmaGemm {
       __syncthreads();
       const int next = it + Cfg::kStages - 1;
       if (next < iters)
-        load_stage(p, loader, smem + (next % Cfg::kStages) * kStageBytes, unit_begin + next * kUnits,
-                   unit_end, n_tile0);
+        load_stage(p, loader, smem + (next % Cfg::kStages) * kStageBytes,
+                   unit_begin + next * kUnits, unit_end, n_tile0);
       cp_async_commit();
       bool flush_at_end = true;
       if constexpr (kGroups && Cfg::kGroupK >= kStageK)
-        flush_at_end = ((unit_begin + it * kUnits) * kUnitK + kStageK) % Cfg::kGroupK == 0 || it == iters - 1;
+        flush_at_end =
+            ((unit_begin + it * kUnits) * kUnitK + kStageK) % Cfg::kGroupK == 0 || it == iters - 1;
       if (warp_active)
         compute_stage(smem + (it % Cfg::kStages) * kStageBytes, acc, part, flush_at_end, warp_n,
                       warp_m, lane);
@@ -359,9 +365,11 @@ struct MmaGemm {
       // all partials in split order, so the result does not depend on arrival order.
       const i64 n_pad = static_cast<i64>(p.n_tiles) * 16;
       float* mine = p.partials + blockIdx.z * static_cast<i64>(p.m) * n_pad;
-      for_each_element(n_tile0, m0, warp_n, warp_m, lane, [&](int tn, int fm, int i, int row, int token) {
-        if (token < p.m && row < n_pad) mine[token * n_pad + row] = acc[tn][fm].r[i];
-      });
+      for_each_element(n_tile0, m0, warp_n, warp_m, lane,
+                       [&](int tn, int fm, int i, int row, int token) {
+                         if (token < p.m && row < n_pad)
+                           mine[token * n_pad + row] = acc[tn][fm].r[i];
+                       });
       __threadfence();
       __syncthreads();
       __shared__ int is_last;
@@ -370,25 +378,28 @@ struct MmaGemm {
       __syncthreads();
       if (!is_last) return;
       __threadfence();
-      for_each_element(n_tile0, m0, warp_n, warp_m, lane, [&](int tn, int fm, int i, int row, int token) {
-        if (token < p.m && row < n_pad) {
-          float sum = 0.0f;
-          for (int z = 0; z < static_cast<int>(gridDim.z); ++z)
-            sum += __ldcg(p.partials + z * static_cast<i64>(p.m) * n_pad + token * n_pad + row);
-          acc[tn][fm].r[i] = sum;
-        }
-      });
+      for_each_element(
+          n_tile0, m0, warp_n, warp_m, lane, [&](int tn, int fm, int i, int row, int token) {
+            if (token < p.m && row < n_pad) {
+              float sum = 0.0f;
+              for (int z = 0; z < static_cast<int>(gridDim.z); ++z)
+                sum += __ldcg(p.partials + z * static_cast<i64>(p.m) * n_pad + token * n_pad + row);
+              acc[tn][fm].r[i] = sum;
+            }
+          });
       if (threadIdx.x == 0) *counter = 0;  // ready for the next launch (or graph replay)
     }
-    for_each_element(n_tile0, m0, warp_n, warp_m, lane, [&](int tn, int fm, int i, int row, int token) {
-      if (token < p.m && row < p.n) store(p, row, token, acc[tn][fm].r[i]);
-    });
+    for_each_element(n_tile0, m0, warp_n, warp_m, lane,
+                     [&](int tn, int fm, int i, int row, int token) {
+                       if (token < p.m && row < p.n) store(p, row, token, acc[tn][fm].r[i]);
+                     });
   }
 };
 
 /// The kernel NVRTC instantiates for each Cfg.
 template <class Cfg>
-__global__ void __launch_bounds__(MmaGemm<Cfg>::kThreads, 1) mma_gemm_kernel(const MmaGemmParams p) {
+__global__ void __launch_bounds__(MmaGemm<Cfg>::kThreads, 1)
+    mma_gemm_kernel(const MmaGemmParams p) {
   extern __shared__ __align__(128) u8 smem[];
   MmaGemm<Cfg>::run(p, smem);
 }

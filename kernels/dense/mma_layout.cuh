@@ -44,7 +44,9 @@ QGEMM_HOST_DEVICE constexpr int plane_bits(int bits, int p) {
   return bits == 3   ? (p == 0 ? 2 : 1)
          : bits == 5 ? (p == 0 ? 4 : 1)
          : bits == 6 ? (p == 0 ? 4 : 2)
-         : bits == 7 ? (p == 0 ? 4 : p == 1 ? 2 : 1)
+         : bits == 7 ? (p == 0   ? 4
+                        : p == 1 ? 2
+                                 : 1)
                      : bits;
 }
 /// Lowest code bit held by plane p.
@@ -78,7 +80,8 @@ QGEMM_HOST_DEVICE constexpr int zero_pair_bytes(int zero_kind) {
 QGEMM_HOST_DEVICE constexpr int stage_bytes(int bits, int tiles_cta, int units, int block_m,
                                             int groups_per_stage, int scale_elem, int zero_kind) {
   return tiles_cta * units * unit_bytes(bits) + block_m * units * unit_k(bits) * 2 +
-         tiles_cta * groups_per_stage * 8 * (scale_pair_bytes(scale_elem) + zero_pair_bytes(zero_kind));
+         tiles_cta * groups_per_stage * 8 *
+             (scale_pair_bytes(scale_elem) + zero_pair_bytes(zero_kind));
 }
 
 /// Scale groups whose tables one stage holds: one when the stage lies inside a group.

@@ -30,7 +30,8 @@ QGEMM_DEVICE float code_value(u32 c) {
     } else if (e == 0) {
       v = ldexpf(static_cast<float>(m), 1 - kBias - Cfg::kManBits);
     } else {
-      v = ldexpf(static_cast<float>(m + (1u << Cfg::kManBits)), static_cast<int>(e) - kBias - Cfg::kManBits);
+      v = ldexpf(static_cast<float>(m + (1u << Cfg::kManBits)),
+                 static_cast<int>(e) - kBias - Cfg::kManBits);
     }
     return sign ? -v : v;
   }
@@ -51,7 +52,8 @@ __global__ void dequantize_kernel(const DequantizeParams p) {
       const u32 code = (word >> (bit & 7)) & ((1u << Cfg::kBits) - 1);
       v = code_value<Cfg>(code);
       if (p.scales != nullptr) {
-        const i64 s = static_cast<i64>(row / p.rows_per_scale) * p.scale_cols + col / p.cols_per_scale;
+        const i64 s =
+            static_cast<i64>(row / p.rows_per_scale) * p.scale_cols + col / p.cols_per_scale;
         if (p.zeros != nullptr) v -= p.zeros[s];
         v *= p.scales[s];
       }

@@ -101,8 +101,8 @@ struct FloatDecoder {
       using S = PlaneSlot<kElem, kBits, P, Q>;
       code |= ((words[S::kWord] >> S::kPos) & S::kMask) << mma_layout::plane_shift(kBits, P);
     });
-    const u32 bits = ((code << (16 - kBits)) & kSignMask) |
-                     ((code & kMagMask) << (kTargetMan - kManBits));
+    const u32 bits =
+        ((code << (16 - kBits)) & kSignMask) | ((code & kMagMask) << (kTargetMan - kManBits));
     if constexpr (kRebias == 0) {
       return bits;
     } else {
@@ -116,7 +116,8 @@ struct FloatDecoder {
 template <class Cfg, int Q, int N>
 QGEMM_DEVICE u32 decode_weight_pair(const u32 (&words)[N]) {
   if constexpr (Cfg::kCodeKind == static_cast<int>(CodeKind::kFloat)) {
-    return FloatDecoder<Cfg::kAct, Cfg::kBits, Cfg::kExpBits, Cfg::kManBits>::template decode<Q>(words);
+    return FloatDecoder<Cfg::kAct, Cfg::kBits, Cfg::kExpBits, Cfg::kManBits>::template decode<Q>(
+        words);
   } else {
     return IntDecoder<Cfg::kAct, Cfg::kBits, Cfg::kConstZero>::template decode<Q>(words);
   }

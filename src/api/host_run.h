@@ -11,10 +11,10 @@ namespace qgemm {
 
 /// The result of running a layer on host data.
 struct HostRun {
-  std::vector<double> c;      ///< [m, n] output values
-  int64_t unwritten = 0;      ///< outputs still holding the NaN poison (GPU runs)
-  std::string backend;        ///< who ran it
-  double prepare_ms = 0;      ///< Linear::create + prepare (JIT compile or cache load)
+  std::vector<double> c;  ///< [m, n] output values
+  int64_t unwritten = 0;  ///< outputs still holding the NaN poison (GPU runs)
+  std::string backend;    ///< who ran it
+  double prepare_ms = 0;  ///< Linear::create + prepare (JIT compile or cache load)
 };
 
 /// Builds a Linear for `w`, copies `a` (and `bias`, raw bytes of the output type) to the device,

@@ -57,7 +57,8 @@ Status validate_options(const QuantizedWeight& w, const LinearOptions& o) {
     return invalid_argument(str("qgemm::Linear: output type ", o.out.name(),
                                 " is not supported; accepted: bf16, fp16, fp32"));
   if (o.device < -1)
-    return invalid_argument(str("qgemm::Linear: device ", o.device, " is not a GPU ordinal (>= 0) "
+    return invalid_argument(str("qgemm::Linear: device ", o.device,
+                                " is not a GPU ordinal (>= 0) "
                                 "or -1 (host memory)"));
   return Status();
 }
@@ -78,7 +79,8 @@ Expected<Linear> Linear::create(const QuantizedWeight& weight, const LinearOptio
   if (options.device >= 0) {
     const auto devices = list_devices();
     if (options.device >= int(devices.size())) {
-      const std::string why = devices.empty() ? no_gpu_reason() : str(devices.size(), " GPU(s) found");
+      const std::string why =
+          devices.empty() ? no_gpu_reason() : str(devices.size(), " GPU(s) found");
       return invalid_argument(str("qgemm::Linear: device ", options.device, " is not available (",
                                   why, "); use device = -1 to run on host memory"));
     }
@@ -109,7 +111,8 @@ Expected<Linear> Linear::create(const QuantizedWeight& weight, const LinearOptio
 
 Status Linear::prepare(int64_t max_tokens) {
   if (max_tokens <= 0)
-    return invalid_argument(str("qgemm::Linear::prepare: max_tokens=", max_tokens, " must be positive"));
+    return invalid_argument(
+        str("qgemm::Linear::prepare: max_tokens=", max_tokens, " must be positive"));
   QGEMM_RETURN_IF_ERROR(impl_->layer->prepare(max_tokens));
   impl_->prepared_tokens = std::max(impl_->prepared_tokens, max_tokens);
   return Status();
@@ -123,8 +126,8 @@ Status Linear::run(const LinearArgs& args) const {
   if (args.a == nullptr) return invalid_argument(str(where, ": activation pointer a is null"));
   if (args.c == nullptr) return invalid_argument(str(where, ": output pointer c is null"));
   if (impl_->options.act.is_quantized() && args.a_scales == nullptr)
-    return invalid_argument(str(where, ": activations are ", impl_->options.act.to_string(),
-                                " but a_scales is null"));
+    return invalid_argument(
+        str(where, ": activations are ", impl_->options.act.to_string(), " but a_scales is null"));
   if (args.m > impl_->prepared_tokens)
     return invalid_argument(str(where, ": m=", args.m, " exceeds prepare(max_tokens=",
                                 impl_->prepared_tokens, "); call prepare() with a larger bound"));

@@ -12,8 +12,7 @@ std::vector<const Backend*> backends_in_order() {
 std::string Route::explain() const {
   std::string s;
   for (const BackendAnswer& a : answers) {
-    s += str("  ", backend_name(a.kind), ": ",
-             a.support.ok ? "yes" : "no, " + a.support.reason,
+    s += str("  ", backend_name(a.kind), ": ", a.support.ok ? "yes" : "no, " + a.support.reason,
              chosen && chosen->kind() == a.kind ? "   <- chosen" : "", "\n");
   }
   return s;

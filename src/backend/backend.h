@@ -17,7 +17,7 @@ struct LayerProblem {
   WeightFormat weight;
   ActFormat act;
   DType out = DType::bf16();
-  int device = 0;        ///< GPU ordinal, -1 = host memory
+  int device = 0;          ///< GPU ordinal, -1 = host memory
   DeviceInfo device_info;  ///< the GPU (or a preset); sm() == 0 when there is none
   /// False when planning for a described device (`qgemm plan --arch`): backends then answer on
   /// capability and skip checks that need the real GPU (cuBLASLt needs one to start).

@@ -47,7 +47,8 @@ class CpuLayer final : public PreparedLayer {
     std::vector<float> bias(bias_bytes.empty() ? 0 : weight_.n);
     for (size_t i = 0; i < bias.size(); ++i) {
       uint32_t code = 0;
-      std::memcpy(&code, &bias_bytes[i * ((problem_.out.bits + 7) / 8)], (problem_.out.bits + 7) / 8);
+      std::memcpy(&code, &bias_bytes[i * ((problem_.out.bits + 7) / 8)],
+                  (problem_.out.bits + 7) / 8);
       bias[i] = static_cast<float>(decode(problem_.out, code));
     }
     auto c = reference_gemm(a, weight_, bias);
@@ -124,9 +125,10 @@ int64_t act_scale_count(const ActFormat& act, int64_t m, int64_t k) {
 }
 
 std::string LayerProblem::to_string() const {
-  return str("N=", n, " K=", k, experts > 1 ? str(" E=", experts) : std::string(), " weight=",
-             weight.to_string(), " act=", act.to_string(), " out=", out.name(),
-             device < 0 ? std::string(" (host)") : str(" on ", device_info.name, " (", device_info.arch(), ")"));
+  return str("N=", n, " K=", k, experts > 1 ? str(" E=", experts) : std::string(),
+             " weight=", weight.to_string(), " act=", act.to_string(), " out=", out.name(),
+             device < 0 ? std::string(" (host)")
+                        : str(" on ", device_info.name, " (", device_info.arch(), ")"));
 }
 
 }  // namespace qgemm

@@ -9,7 +9,8 @@ namespace qgemm {
 namespace {
 
 // Rows of A dequantized to double, [rows.size(), K].
-std::vector<double> dequantize_rows(const QuantizedActivations& a, const std::vector<int64_t>& rows) {
+std::vector<double> dequantize_rows(const QuantizedActivations& a,
+                                    const std::vector<int64_t>& rows) {
   std::vector<double> out(rows.size() * a.k);
   parallel_for(int64_t(rows.size()), 4, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i)
@@ -63,8 +64,8 @@ Status check_pair(const QuantizedActivations& a, const QuantizedWeight& w) {
 
 Status Routing::validate(int64_t experts) const {
   if (tokens < 0 || top_k <= 0)
-    return invalid_argument(str("routing: tokens=", tokens, ", top_k=", top_k,
-                                "; top_k must be positive"));
+    return invalid_argument(
+        str("routing: tokens=", tokens, ", top_k=", top_k, "; top_k must be positive"));
   const auto want = static_cast<size_t>(tokens * top_k);
   if (expert_ids.size() != want || weights.size() != want)
     return invalid_argument(str("routing: ", expert_ids.size(), " ids and ", weights.size(),
@@ -127,17 +128,17 @@ Expected<std::vector<double>> reference_gemm(const QuantizedActivations& a,
   return out;
 }
 
-Expected<std::vector<double>> reference_moe(const QuantizedActivations& a,
-                                            const QuantizedWeight& w, const Routing& routing,
-                                            bool reduce, const std::vector<float>& bias) {
+Expected<std::vector<double>> reference_moe(const QuantizedActivations& a, const QuantizedWeight& w,
+                                            const Routing& routing, bool reduce,
+                                            const std::vector<float>& bias) {
   QGEMM_RETURN_IF_ERROR(check_pair(a, w));
   QGEMM_RETURN_IF_ERROR(routing.validate(w.experts));
   if (routing.tokens != a.m)
     return invalid_argument(str("reference_moe: routing has ", routing.tokens,
                                 " tokens but the activations have M=", a.m));
   if (!bias.empty() && int64_t(bias.size()) != w.experts * w.n)
-    return invalid_argument(str("reference_moe: bias has ", bias.size(), " values, E x N = ",
-                                w.experts * w.n));
+    return invalid_argument(
+        str("reference_moe: bias has ", bias.size(), " values, E x N = ", w.experts * w.n));
   std::vector<int64_t> all_rows(a.m);
   for (int64_t i = 0; i < a.m; ++i) all_rows[i] = i;
   const std::vector<double> a_deq = dequantize_rows(a, all_rows);

@@ -27,8 +27,9 @@ Expected<std::shared_ptr<LtGemm>> LtGemm::create(const LtGemmShape& shape, size_
   const bool fp8 = shape.a_type.bits == 8;
   std::shared_ptr<LtGemm> g(new LtGemm());
   g->shape_ = shape;
-  QGEMM_RETURN_IF_ERROR(cublas_status(
-      lib->cublasLtMatmulDescCreate(&g->desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate"));
+  QGEMM_RETURN_IF_ERROR(
+      cublas_status(lib->cublasLtMatmulDescCreate(&g->desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+                    "cublasLtMatmulDescCreate"));
   auto set = [&](cublasLtMatmulDescAttributes_t attr, const void* v, size_t size) {
     return cublas_status(lib->cublasLtMatmulDescSetAttribute(g->desc_, attr, v, size),
                          "cublasLtMatmulDescSetAttribute");
@@ -49,11 +50,14 @@ Expected<std::shared_ptr<LtGemm>> LtGemm::create(const LtGemmShape& shape, size_
                         set(CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode, sizeof mode).ok();
   }
   QGEMM_RETURN_IF_ERROR(cublas_status(
-      lib->cublasLtMatrixLayoutCreate(&g->a_layout_, *w_type, shape.k, shape.n, shape.ldw), "layout W"));
+      lib->cublasLtMatrixLayoutCreate(&g->a_layout_, *w_type, shape.k, shape.n, shape.ldw),
+      "layout W"));
   QGEMM_RETURN_IF_ERROR(cublas_status(
-      lib->cublasLtMatrixLayoutCreate(&g->b_layout_, *a_type, shape.k, shape.m, shape.lda), "layout A"));
+      lib->cublasLtMatrixLayoutCreate(&g->b_layout_, *a_type, shape.k, shape.m, shape.lda),
+      "layout A"));
   QGEMM_RETURN_IF_ERROR(cublas_status(
-      lib->cublasLtMatrixLayoutCreate(&g->d_layout_, *out_type, shape.n, shape.m, shape.n), "layout C"));
+      lib->cublasLtMatrixLayoutCreate(&g->d_layout_, *out_type, shape.n, shape.m, shape.n),
+      "layout C"));
 
   // Pick the heuristic's first algorithm; with vector scales unsupported, retry with scalars.
   for (int attempt = 0; attempt < 2; ++attempt) {
@@ -63,14 +67,15 @@ Expected<std::shared_ptr<LtGemm>> LtGemm::create(const LtGemmShape& shape, size_
                                               &workspace_bytes, sizeof workspace_bytes);
     // NOTE: callers pass 16-byte aligned pointers (run() checks); the default assumes 256.
     const uint32_t alignment = kMinAlignment;
-    for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+    for (auto attr :
+         {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+          CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
       lib->cublasLtMatmulPreferenceSetAttribute(pref, attr, &alignment, sizeof alignment);
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
-    cublasStatus_t st = lib->cublasLtMatmulAlgoGetHeuristic(lib->handle, g->desc_, g->a_layout_,
-                                                            g->b_layout_, g->d_layout_, g->d_layout_,
-                                                            pref, 1, &result, &found);
+    cublasStatus_t st =
+        lib->cublasLtMatmulAlgoGetHeuristic(lib->handle, g->desc_, g->a_layout_, g->b_layout_,
+                                            g->d_layout_, g->d_layout_, pref, 1, &result, &found);
     lib->cublasLtMatmulPreferenceDestroy(pref);
     if (st == CUBLAS_STATUS_SUCCESS && found > 0) {
       g->algo_ = result.algo;
@@ -82,9 +87,9 @@ Expected<std::shared_ptr<LtGemm>> LtGemm::create(const LtGemmShape& shape, size_
     QGEMM_RETURN_IF_ERROR(set(CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &scalar, sizeof scalar));
     g->vector_scales_ = false;
   }
-  return unsupported(str("cuBLASLt has no algorithm for m=", shape.m, " n=", shape.n, " k=", shape.k,
-                         " ", shape.a_type.name(), " x ", shape.w_type.name(), " -> ",
-                         shape.out_type.name()));
+  return unsupported(str("cuBLASLt has no algorithm for m=", shape.m, " n=", shape.n,
+                         " k=", shape.k, " ", shape.a_type.name(), " x ", shape.w_type.name(),
+                         " -> ", shape.out_type.name()));
 }
 
 LtGemm::~LtGemm() {
@@ -105,7 +110,8 @@ Status LtGemm::run(const void* a, const void* w, void* c, const void* bias, cons
     return cublas_status(lib->cublasLtMatmulDescSetAttribute(desc_, attr, v, size),
                          "cublasLtMatmulDescSetAttribute");
   };
-  if (shape_.bias) QGEMM_RETURN_IF_ERROR(set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+  if (shape_.bias)
+    QGEMM_RETURN_IF_ERROR(set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
   if (shape_.a_type.bits == 8) {
     // cuBLAS "A" is our W and "B" our activations.
     QGEMM_RETURN_IF_ERROR(set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &w_scales, sizeof w_scales));
@@ -113,7 +119,8 @@ Status LtGemm::run(const void* a, const void* w, void* c, const void* bias, cons
   }
   for (const void* ptr : {a, w, static_cast<const void*>(c), bias})
     if (reinterpret_cast<uintptr_t>(ptr) % kMinAlignment != 0)
-      return invalid_argument(str("cuBLASLt GEMM: pointer ", ptr, " is not ", kMinAlignment, "-byte aligned"));
+      return invalid_argument(
+          str("cuBLASLt GEMM: pointer ", ptr, " is not ", kMinAlignment, "-byte aligned"));
   const float alpha = 1.0f, beta = 0.0f;
   return cublas_status(lib->cublasLtMatmul(lib->handle, desc_, &alpha, w, a_layout_, a, b_layout_,
                                            &beta, c, d_layout_, c, d_layout_, &algo_, workspace,

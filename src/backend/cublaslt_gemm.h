@@ -18,10 +18,10 @@ struct LtGemmShape {
   DType a_type = DType::bf16();  ///< bf16, fp16 or e4m3
   DType w_type = DType::bf16();
   DType out_type = DType::bf16();
-  int64_t lda = 0;               ///< activation row stride (elements), >= k
-  int64_t ldw = 0;               ///< weight row stride (elements), >= k
-  bool bias = false;             ///< bias [n] in the output type
-  bool row_scales = false;       ///< fp8: scale vectors for A rows and W rows
+  int64_t lda = 0;          ///< activation row stride (elements), >= k
+  int64_t ldw = 0;          ///< weight row stride (elements), >= k
+  bool bias = false;        ///< bias [n] in the output type
+  bool row_scales = false;  ///< fp8: scale vectors for A rows and W rows
 };
 
 class LtGemm {

@@ -19,8 +19,8 @@ Expected<const CublasLtLibrary*> load() {
   }
   if (handle == nullptr)
     return Status(ErrorCode::kNotFound, "cuBLASLt not found (libcublasLt.so.13/.12)");
-#define QGEMM_RESOLVE(name)                                                            \
-  lib.name = reinterpret_cast<decltype(lib.name)>(dlsym(handle, #name));               \
+#define QGEMM_RESOLVE(name)                                              \
+  lib.name = reinterpret_cast<decltype(lib.name)>(dlsym(handle, #name)); \
   if (lib.name == nullptr) return Status(ErrorCode::kNotFound, lib.path + " lacks " #name);
   QGEMM_CUBLASLT_FUNCTIONS(QGEMM_RESOLVE)
 #undef QGEMM_RESOLVE

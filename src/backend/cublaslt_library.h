@@ -10,12 +10,13 @@ namespace qgemm {
 
 // cuBLASLt, loaded at run time (libcublasLt.so.13, .12, or unversioned), for the qdq backend
 // and the benchmark baselines.
-#define QGEMM_CUBLASLT_FUNCTIONS(X)                                                            \
-  X(cublasLtCreate) X(cublasLtDestroy) X(cublasLtGetVersion) X(cublasLtMatmul)                 \
-  X(cublasLtMatmulDescCreate) X(cublasLtMatmulDescDestroy) X(cublasLtMatmulDescSetAttribute)  \
-  X(cublasLtMatrixLayoutCreate) X(cublasLtMatrixLayoutDestroy)                                 \
-  X(cublasLtMatmulPreferenceCreate) X(cublasLtMatmulPreferenceDestroy)                         \
-  X(cublasLtMatmulPreferenceSetAttribute) X(cublasLtMatmulAlgoGetHeuristic)
+#define QGEMM_CUBLASLT_FUNCTIONS(X)                                                                \
+  X(cublasLtCreate)                                                                                \
+  X(cublasLtDestroy) X(cublasLtGetVersion) X(cublasLtMatmul) X(cublasLtMatmulDescCreate)           \
+      X(cublasLtMatmulDescDestroy) X(cublasLtMatmulDescSetAttribute) X(cublasLtMatrixLayoutCreate) \
+          X(cublasLtMatrixLayoutDestroy) X(cublasLtMatmulPreferenceCreate)                         \
+              X(cublasLtMatmulPreferenceDestroy) X(cublasLtMatmulPreferenceSetAttribute)           \
+                  X(cublasLtMatmulAlgoGetHeuristic)
 
 struct CublasLtLibrary {
 #define QGEMM_DECLARE(name) decltype(&::name) name = nullptr;

@@ -35,8 +35,9 @@ Expected<DeviceBuffer> DeviceBuffer::allocate(size_t bytes) {
   if (bytes == 0) return b;
   CUresult r = (*driver)->cuMemAlloc(&b.ptr_, bytes);
   if (r != CUDA_SUCCESS)
-    return Status(ErrorCode::kCudaError,
-                  str("cuMemAlloc of ", bytes, " bytes failed: ", cuda_status(r, "cuMemAlloc").message()));
+    return Status(
+        ErrorCode::kCudaError,
+        str("cuMemAlloc of ", bytes, " bytes failed: ", cuda_status(r, "cuMemAlloc").message()));
   return b;
 }
 

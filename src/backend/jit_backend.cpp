@@ -4,9 +4,9 @@
 #include <mutex>
 
 #include "backend/backend.h"
-#include "backend/device_buffer.h"
 #include "backend/cublaslt_gemm.h"
 #include "backend/cublaslt_library.h"
+#include "backend/device_buffer.h"
 #include "dense/mma_dequant_params.cuh"
 #include "dense/mma_gemm_params.cuh"
 #include "jit/kernel_cache.h"
@@ -124,29 +124,34 @@ class JitLayer final : public PreparedLayer {
     const MmaPlanEntry& e = entry_for(args.m);
     const size_t bucket = &e - plan_.data();
     if (kernels_[bucket].function == nullptr)
-      return Status(ErrorCode::kInvalidArgument,
-                    str("qgemm::Linear::run: m=", args.m, " needs the kernel of bucket M <= ", e.max_m,
-                        ", which prepare() did not compile; call prepare(", args.m, ") first"));
+      return Status(
+          ErrorCode::kInvalidArgument,
+          str("qgemm::Linear::run: m=", args.m, " needs the kernel of bucket M <= ", e.max_m,
+              ", which prepare() did not compile; call prepare(", args.m, ") first"));
     const CUstream stream = static_cast<CUstream>(args.stream);
     auto* workspace = static_cast<uint8_t*>(args.workspace);
     const size_t pad_bytes = align_up(size_t(args.m) * padded_k() * 2);
     const uint16_t* a = static_cast<const uint16_t*>(args.a);
     int64_t lda = problem_.k;
     if (needs_pad_always() || reinterpret_cast<uintptr_t>(args.a) % 16 != 0) {
-      const int blocks = static_cast<int>(std::min<int64_t>(
-          (args.m * padded_k() + pad_.threads - 1) / pad_.threads, 4096));
+      const int blocks = static_cast<int>(
+          std::min<int64_t>((args.m * padded_k() + pad_.threads - 1) / pad_.threads, 4096));
       struct {
         const uint16_t* src;
         int32_t m, k;
         int64_t src_ld;
         uint16_t* dst;
         int32_t dst_ld;
-      } pad_args{a, int32_t(args.m), int32_t(problem_.k), problem_.k,
-                 reinterpret_cast<uint16_t*>(workspace), int32_t(padded_k())};
+      } pad_args{a,
+                 int32_t(args.m),
+                 int32_t(problem_.k),
+                 problem_.k,
+                 reinterpret_cast<uint16_t*>(workspace),
+                 int32_t(padded_k())};
       auto driver = cuda_driver();
       if (!driver) return driver.status();
-      void* params[] = {&pad_args.src, &pad_args.m, &pad_args.k, &pad_args.src_ld, &pad_args.dst,
-                        &pad_args.dst_ld};
+      void* params[] = {&pad_args.src,    &pad_args.m,   &pad_args.k,
+                        &pad_args.src_ld, &pad_args.dst, &pad_args.dst_ld};
       QGEMM_CU(*driver, cuLaunchKernel, pad_.function, blocks, 1, 1, pad_.threads, 1, 1, 0, stream,
                params, nullptr);
       a = reinterpret_cast<const uint16_t*>(workspace);
@@ -154,13 +159,15 @@ class JitLayer final : public PreparedLayer {
     }
     const MmaGemmConfig& c = e.config;
     const int k_stages = (k_units_ + c.units_per_stage - 1) / c.units_per_stage;
-    const int splits = std::min(mma_splits(c, args.m, problem_.n, problem_.k, problem_.device_info), k_stages);
+    const int splits =
+        std::min(mma_splits(c, args.m, problem_.n, problem_.k, problem_.device_info), k_stages);
 
     MmaGemmParams p{};
     p.weights = reinterpret_cast<const u8*>(codes_.ptr());
     p.scales = groups_ > 0 ? reinterpret_cast<const u32*>(scales_.ptr()) : nullptr;
     p.zeros = zeros_.bytes() > 0 ? reinterpret_cast<const u32*>(zeros_.ptr()) : nullptr;
-    p.row_scale = row_scale_.bytes() > 0 ? reinterpret_cast<const float*>(row_scale_.ptr()) : nullptr;
+    p.row_scale =
+        row_scale_.bytes() > 0 ? reinterpret_cast<const float*>(row_scale_.ptr()) : nullptr;
     p.a = a;
     p.bias = args.bias;
     p.c = args.c;
@@ -185,8 +192,7 @@ class JitLayer final : public PreparedLayer {
     int64_t lo = 1;
     for (const MmaPlanEntry& e : plan_) {
       const int64_t hi = std::min<int64_t>(e.max_m, handoff_m_ - 1);
-      s += str("M ", lo, "..", hi, ": mma_gemm ",
-               e.config.to_string(), ", split-K at M=", lo, ": ",
+      s += str("M ", lo, "..", hi, ": mma_gemm ", e.config.to_string(), ", split-K at M=", lo, ": ",
                mma_splits(e.config, lo, problem_.n, problem_.k, problem_.device_info), "\n  ");
       lo = e.max_m + 1;
       if (lo >= handoff_m_) break;
@@ -234,7 +240,8 @@ class JitLayer final : public PreparedLayer {
     p.weights = reinterpret_cast<const u8*>(codes_.ptr());
     p.scales = groups_ > 0 ? reinterpret_cast<const void*>(scales_.ptr()) : nullptr;
     p.zeros = zeros_.bytes() > 0 ? reinterpret_cast<const void*>(zeros_.ptr()) : nullptr;
-    p.row_scale = row_scale_.bytes() > 0 ? reinterpret_cast<const float*>(row_scale_.ptr()) : nullptr;
+    p.row_scale =
+        row_scale_.bytes() > 0 ? reinterpret_cast<const float*>(row_scale_.ptr()) : nullptr;
     p.out = static_cast<u16*>(args.workspace);
     p.ldo = static_cast<i32>(padded_k());
     p.n = static_cast<i32>(problem_.n);
@@ -243,8 +250,8 @@ class JitLayer final : public PreparedLayer {
     p.k_units = k_units_;
     p.groups = groups_;
     const int64_t warps = int64_t(n_tiles_) * k_units_;
-    const unsigned blocks = static_cast<unsigned>(
-        std::clamp<int64_t>((warps + 7) / 8, 1, 8 * std::max(problem_.device_info.multiprocessors, 1)));
+    const unsigned blocks = static_cast<unsigned>(std::clamp<int64_t>(
+        (warps + 7) / 8, 1, 8 * std::max(problem_.device_info.multiprocessors, 1)));
     const CUstream stream = static_cast<CUstream>(args.stream);
     QGEMM_RETURN_IF_ERROR(launch(dequant_, blocks, 1, 1, p, stream));
     return (*gemm)->run(args.a, args.workspace, args.c, args.bias, nullptr, nullptr,

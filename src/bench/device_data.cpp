@@ -24,7 +24,8 @@ std::vector<uint8_t> encode_values(const std::vector<float>& values, DType type)
   return out;
 }
 
-Expected<DeviceBuffer> random_device_values(DType type, int64_t count, uint64_t seed, float stddev) {
+Expected<DeviceBuffer> random_device_values(DType type, int64_t count, uint64_t seed,
+                                            float stddev) {
   const auto bytes = encode_values(random_normal(count, seed, stddev), type);
   return DeviceBuffer::upload(bytes.data(), bytes.size());
 }

@@ -34,7 +34,8 @@ Expected<double> gemm_tflops(DType type, int64_t n, bool* vector_scales) {
   const float* sp = static_cast<const float*>(scales->get());
   auto times = time_graph_replays(
       [&](int, CUstream stream) {
-        return (*gemm)->run(a->get(), w->get(), c->get(), nullptr, sp, sp, ws->get(), ws->bytes(), stream);
+        return (*gemm)->run(a->get(), w->get(), c->get(), nullptr, sp, sp, ws->get(), ws->bytes(),
+                            stream);
       },
       1, 3, kReplays);
   if (!times) return times.status();
@@ -71,8 +72,8 @@ Expected<Peaks> measure_peaks() {
   auto copy = time_graph_replays(
       [&](int, CUstream stream) {
         void* params[] = {&args.src, &args.dst, &args.count};
-        return cuda_status(d->cuLaunchKernel(kernel->function, blocks, 1, 1, kernel->threads, 1, 1, 0,
-                                             stream, params, nullptr),
+        return cuda_status(d->cuLaunchKernel(kernel->function, blocks, 1, 1, kernel->threads, 1, 1,
+                                             0, stream, params, nullptr),
                            "cuLaunchKernel(copy_bandwidth)");
       },
       1, 3, kReplays);

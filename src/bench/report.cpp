@@ -42,10 +42,12 @@ std::string render_table(const BenchReport& r) {
              fixed(r.peaks.bf16_tflops, 0), " TFLOPS   cuBLAS fp8 ", fixed(r.peaks.fp8_tflops, 0),
              " TFLOPS\n");
   } else {
-    s += str("device  no GPU (", no_gpu_reason(), "):\n        GPU backends are skipped; the cpu backend is timed with the host clock\n");
+    s +=
+        str("device  no GPU (", no_gpu_reason(),
+            "):\n        GPU backends are skipped; the cpu backend is timed with the host clock\n");
   }
-  s += str("method  median of ", r.recipe.repetitions, " CUDA-graph replays after ", r.recipe.warmup,
-           " warm-ups, weights rotated over >= ", r.rotate_bytes >> 20, " MiB\n");
+  s += str("method  median of ", r.recipe.repetitions, " CUDA-graph replays after ",
+           r.recipe.warmup, " warm-ups, weights rotated over >= ", r.rotate_bytes >> 20, " MiB\n");
   std::string problem;
   char line[512];
   for (const ResultRow& row : r.rows) {
@@ -64,19 +66,18 @@ std::string render_table(const BenchReport& r) {
       s += line;
       continue;
     }
-    const auto vs = row.vs.find("cublas-bf16") != row.vs.end() ? row.vs.at("cublas-bf16")
+    const auto vs = row.vs.find("cublas-bf16") != row.vs.end()  ? row.vs.at("cublas-bf16")
                     : row.vs.find("cublas-fp8") != row.vs.end() ? row.vs.at("cublas-fp8")
                                                                 : NAN;
     const bool bad = !(row.rel_err <= row.tolerance) || row.unwritten > 0;
-    std::snprintf(line, sizeof line, "  %6lld %-12s %10s [%8s - %8s] %8s %8s %6s %9s %9s %9s  %s%s\n",
-                  (long long)row.m, row.backend.c_str(), fixed(row.time.median_us, 2).c_str(),
-                  fixed(row.time.min_us, 2).c_str(), fixed(row.time.max_us, 2).c_str(),
-                  fixed(row.tflops, 1).c_str(), fixed(row.gbps, 0).c_str(),
-                  fixed(row.pct_copy_bw, 1).c_str(), fixed(vs, 3).c_str(),
-                  scientific(row.rel_err).c_str(),
-                  fixed(row.first_call_ms, 1).c_str(),
-                  bad && std::isfinite(row.tolerance) ? "CHECK FAILED " : "",
-                  (row.l2_resident ? "weights fit in L2 " + row.note : row.note).c_str());
+    std::snprintf(
+        line, sizeof line, "  %6lld %-12s %10s [%8s - %8s] %8s %8s %6s %9s %9s %9s  %s%s\n",
+        (long long)row.m, row.backend.c_str(), fixed(row.time.median_us, 2).c_str(),
+        fixed(row.time.min_us, 2).c_str(), fixed(row.time.max_us, 2).c_str(),
+        fixed(row.tflops, 1).c_str(), fixed(row.gbps, 0).c_str(), fixed(row.pct_copy_bw, 1).c_str(),
+        fixed(vs, 3).c_str(), scientific(row.rel_err).c_str(), fixed(row.first_call_ms, 1).c_str(),
+        bad && std::isfinite(row.tolerance) ? "CHECK FAILED " : "",
+        (row.l2_resident ? "weights fit in L2 " + row.note : row.note).c_str());
     s += line;
   }
   return s;
@@ -106,11 +107,12 @@ std::string render_json(const BenchReport& r) {
                 {"cublas_bf16_tflops", number(r.peaks.bf16_tflops)},
                 {"cublas_fp8_tflops", number(r.peaks.fp8_tflops)},
                 {"cublas_fp8_vector_scales", r.peaks.fp8_vector_scales}};
-  j["method"] = {{"repetitions", r.recipe.repetitions},
-                 {"warmup", r.recipe.warmup},
-                 {"seed", r.recipe.seed},
-                 {"rotate_bytes", r.rotate_bytes},
-                 {"timing", "CUDA-graph replays timed with device events; median, min, max per launch"}};
+  j["method"] = {
+      {"repetitions", r.recipe.repetitions},
+      {"warmup", r.recipe.warmup},
+      {"seed", r.recipe.seed},
+      {"rotate_bytes", r.rotate_bytes},
+      {"timing", "CUDA-graph replays timed with device events; median, min, max per launch"}};
   json rows = json::array();
   for (const ResultRow& row : r.rows) {
     json vs = json::object();

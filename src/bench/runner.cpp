@@ -51,21 +51,24 @@ struct Case {
 std::vector<int64_t> sample_rows(int64_t m, uint64_t seed) {
   std::vector<int64_t> rows = {0, m - 1};
   std::mt19937_64 rng(seed);
-  while (int64_t(rows.size()) < std::min<int64_t>(m, kCheckRows)) rows.push_back(int64_t(rng() % m));
+  while (int64_t(rows.size()) < std::min<int64_t>(m, kCheckRows))
+    rows.push_back(int64_t(rng() % m));
   std::sort(rows.begin(), rows.end());
   rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
   return rows;
 }
 
 // Picks the checked rows out of a full [m, n] output.
-std::vector<double> pick_rows(const std::vector<double>& c, const std::vector<int64_t>& rows, int64_t n) {
+std::vector<double> pick_rows(const std::vector<double>& c, const std::vector<int64_t>& rows,
+                              int64_t n) {
   std::vector<double> out;
   for (int64_t r : rows) out.insert(out.end(), c.begin() + r * n, c.begin() + (r + 1) * n);
   return out;
 }
 
 int copies_for(double weight_bytes, int64_t rotate_bytes) {
-  return static_cast<int>(std::clamp<double>(std::ceil(rotate_bytes / std::max(weight_bytes, 1.0)), 1, kMaxCopies));
+  return static_cast<int>(
+      std::clamp<double>(std::ceil(rotate_bytes / std::max(weight_bytes, 1.0)), 1, kMaxCopies));
 }
 
 int64_t free_device_bytes() {
@@ -75,12 +78,13 @@ int64_t free_device_bytes() {
 }
 
 // Downloads an output buffer, counts poison left in it and compares the checked rows.
-Status check_output(Case& c, const DeviceBuffer& out_buffer, DType out, const std::vector<double>& ref,
-                    ResultRow& row) {
+Status check_output(Case& c, const DeviceBuffer& out_buffer, DType out,
+                    const std::vector<double>& ref, ResultRow& row) {
   std::vector<uint8_t> bytes(size_t(c.a.m) * c.w.n * ((out.bits + 7) / 8));
   QGEMM_RETURN_IF_ERROR(out_buffer.download(bytes.data(), bytes.size()));
   const auto values = decode_output(out, bytes);
-  row.unwritten = std::count_if(values.begin(), values.end(), [](double v) { return std::isnan(v); });
+  row.unwritten =
+      std::count_if(values.begin(), values.end(), [](double v) { return std::isnan(v); });
   const Comparison cmp = compare(ref, pick_rows(values, c.rows, c.w.n));
   row.rel_err = cmp.nan_count > 0 ? NAN : cmp.rel_frobenius;
   row.tolerance = tolerance_for(out);
@@ -133,8 +137,9 @@ Status measure_linear(Case& c, LinearSet& set, const Recipe& recipe, ResultRow& 
     if (!*b) return b->status();
   QGEMM_CU(d, cuMemsetD8, out->ptr(), 0xff, out_bytes);
   auto args_for = [&](CUstream stream) {
-    return LinearArgs{c.a.m, a->get(), static_cast<const float*>(a_scales->get()), nullptr,
-                      out->get(), ws->get(), ws->bytes(), stream};
+    return LinearArgs{c.a.m,       a->get(),   static_cast<const float*>(a_scales->get()),
+                      nullptr,     out->get(), ws->get(),
+                      ws->bytes(), stream};
   };
   // First call at this M: one synchronous run, then the correctness check on its output.
   const auto t0 = Clock::now();
@@ -166,7 +171,8 @@ std::vector<float> dequantized(const QuantizedWeight& w) {
   std::vector<float> values(w.n * w.k);
   parallel_for(w.n, 16, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r)
-      for (int64_t col = 0; col < w.k; ++col) values[r * w.k + col] = float(w.dequantize(0, r, col));
+      for (int64_t col = 0; col < w.k; ++col)
+        values[r * w.k + col] = float(w.dequantize(0, r, col));
   });
   return values;
 }
@@ -179,7 +185,8 @@ Expected<CublasSet> build_cublas_set(const QuantizedWeight& w, bool fp8, int64_t
   const std::vector<float> values = dequantized(w);
   std::vector<uint8_t> bytes;
   if (fp8) {
-    auto w8 = quantize_weights(HostValues::of(values), 1, w.n, w.k, *WeightFormat::parse("e4m3/channel/fp32"));
+    auto w8 = quantize_weights(HostValues::of(values), 1, w.n, w.k,
+                               *WeightFormat::parse("e4m3/channel/fp32"));
     if (!w8) return w8.status();
     set.w8 = std::move(*w8);
     bytes = set.w8.codes;
@@ -246,7 +253,8 @@ Status measure_cublas(Case& c, CublasSet& set, const Recipe& recipe, ResultRow& 
   auto run = [&](int i, CUstream stream) {
     return (*gemm)->run(a->get(), set.weights[i].get(), out->get(), nullptr,
                         static_cast<const float*>(as_scale->get()),
-                        static_cast<const float*>(set.w_scales.get()), ws->get(), ws->bytes(), stream);
+                        static_cast<const float*>(set.w_scales.get()), ws->get(), ws->bytes(),
+                        stream);
   };
   QGEMM_RETURN_IF_ERROR(run(0, nullptr));
   QGEMM_CU(d, cuCtxSynchronize);
@@ -287,8 +295,9 @@ Status measure_cpu(Case& c, const Recipe& recipe, ResultRow& row) {
     QGEMM_RETURN_IF_ERROR(l->prepare(c.a.m));
     layer.emplace(std::move(*l));
     call = [&]() {
-      LinearArgs args{c.a.m, c.a.data.data(), c.a.scales.empty() ? nullptr : c.a.scales.data(),
-                      nullptr, out.data(), nullptr, 0, nullptr};
+      LinearArgs args{c.a.m,   c.a.data.data(), c.a.scales.empty() ? nullptr : c.a.scales.data(),
+                      nullptr, out.data(),      nullptr,
+                      0,       nullptr};
       return layer->run(args);
     };
   }
@@ -322,9 +331,9 @@ void account(const Case& c, const BenchReport& report, ResultRow& row) {
         if (id >= 0) hit[id] = true;
       touched = std::count(hit.begin(), hit.end(), true);
     }
-    const Traffic t = c.problem.experts > 0
-                          ? moe_traffic(c.a.m, c.problem.top_k, touched, c.w.n, c.w.k, c.wf, c.af, c.out)
-                          : dense_traffic(c.a.m, c.w.n, c.w.k, c.wf, c.af, c.out);
+    const Traffic t = c.problem.experts > 0 ? moe_traffic(c.a.m, c.problem.top_k, touched, c.w.n,
+                                                          c.w.k, c.wf, c.af, c.out)
+                                            : dense_traffic(c.a.m, c.w.n, c.w.k, c.wf, c.af, c.out);
     row.bytes = t.bytes;
     row.flops = t.flops;
   }
@@ -391,7 +400,8 @@ Expected<BenchReport> run_recipe(const Recipe& recipe, const RunOptions& options
       const auto a_values = random_normal(m * p.k, seed + 7 + m, 1.0f);
       auto a = quantize_activations(HostValues::of(a_values), m, p.k, af);
       if (!a) return a.status();
-      cases.push_back(Case{p, wf, af, out, *w, std::move(*a), {}, sample_rows(m, seed + m), std::nullopt});
+      cases.push_back(
+          Case{p, wf, af, out, *w, std::move(*a), {}, sample_rows(m, seed + m), std::nullopt});
       if (p.experts > 0) cases.back().routing = random_routing(m, p.top_k, p.experts, seed + m);
     }
     const int64_t max_m = *std::max_element(p.m.begin(), p.m.end());
@@ -404,8 +414,9 @@ Expected<BenchReport> run_recipe(const Recipe& recipe, const RunOptions& options
       const bool runnable = !gpu_backend || (report.gpu && p.experts == 0);
       if (runnable && (backend == "jit" || backend == "qdq")) {
         progress.set_detail(str(p.name, " ", backend, ": building layers"));
-        linear = build_linear_set(*w, af, out, backend == "jit" ? BackendKind::kJit : BackendKind::kQdq,
-                                  max_m, report.rotate_bytes);
+        linear =
+            build_linear_set(*w, af, out, backend == "jit" ? BackendKind::kJit : BackendKind::kQdq,
+                             max_m, report.rotate_bytes);
       } else if (runnable && (backend == "cublas-bf16" || backend == "cublas-fp8")) {
         progress.set_detail(str(p.name, " ", backend, ": uploading weights"));
         cublas = build_cublas_set(*w, backend == "cublas-fp8", report.rotate_bytes);

@@ -23,25 +23,25 @@ struct ResultRow {
   std::string status = "ok";  ///< "ok", "skipped" (with note) or "error" (with note)
   std::string note;
   TimingStats time{NAN, NAN, NAN, NAN, 0};
-  double first_call_ms = NAN;  ///< layer build + prepare (JIT) + first run, wall clock
-  int copies = 0;              ///< weight copies rotated through (cold weights)
-  bool l2_resident = false;    ///< the copies together fit in twice the L2: timing is optimistic
+  double first_call_ms = NAN;   ///< layer build + prepare (JIT) + first run, wall clock
+  int copies = 0;               ///< weight copies rotated through (cold weights)
+  bool l2_resident = false;     ///< the copies together fit in twice the L2: timing is optimistic
   double bytes = 0, flops = 0;  ///< accounted traffic and work of one call
   double tflops = NAN, gbps = NAN;
-  double pct_copy_bw = NAN;    ///< gbps / measured copy bandwidth
-  double pct_peak = NAN;       ///< tflops / measured cuBLAS peak for the operand type
+  double pct_copy_bw = NAN;          ///< gbps / measured copy bandwidth
+  double pct_peak = NAN;             ///< tflops / measured cuBLAS peak for the operand type
   std::map<std::string, double> vs;  ///< time / baseline time, for baselines in the same run
-  double rel_err = NAN;        ///< relative Frobenius error on sampled rows vs the CPU reference
+  double rel_err = NAN;  ///< relative Frobenius error on sampled rows vs the CPU reference
   double tolerance = NAN;
-  int64_t unwritten = 0;       ///< outputs left holding the NaN poison
-  int64_t device_bytes = 0;    ///< GPU memory the measurement allocated
+  int64_t unwritten = 0;     ///< outputs left holding the NaN poison
+  int64_t device_bytes = 0;  ///< GPU memory the measurement allocated
 };
 
 /// Everything a run of `qgemm bench` produced.
 struct BenchReport {
   Recipe recipe;
   std::string command;
-  std::string date;                ///< UTC, ISO 8601
+  std::string date;  ///< UTC, ISO 8601
   bool gpu = false;
   DeviceInfo device;
   int driver_version = 0;
@@ -53,7 +53,7 @@ struct BenchReport {
 struct RunOptions {
   std::vector<std::string> backends;  ///< overrides every problem's list when not empty
   bool measure_peaks = true;
-  std::string command;                ///< the command line, recorded in the report
+  std::string command;  ///< the command line, recorded in the report
 };
 
 /// Runs every problem of a recipe on every backend it names (GPU backends on GPU 0; skipped with

@@ -366,8 +366,8 @@ std::string compose_svg_panels(const std::vector<std::string>& panels) {
     height += h;
   }
   return str("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"", px(width), "\" height=\"",
-             px(std::max(height, 1.0)), "\" viewBox=\"0 0 ", px(width), " ", px(std::max(height, 1.0)),
-             "\">\n", body, "</svg>\n");
+             px(std::max(height, 1.0)), "\" viewBox=\"0 0 ", px(width), " ",
+             px(std::max(height, 1.0)), "\">\n", body, "</svg>\n");
 }
 
 }  // namespace qgemm::bench

@@ -12,8 +12,8 @@ constexpr const char* kActSpecHelp =
     "e4m3/g128/fp32, int8/token";
 
 Status bad_act_part(std::string_view spec, std::string_view part, std::string_view why) {
-  return invalid_argument(str("activation spec '", spec, "': ", why, " '", part, "'; ",
-                              kActSpecHelp));
+  return invalid_argument(
+      str("activation spec '", spec, "': ", why, " '", part, "'; ", kActSpecHelp));
 }
 
 }  // namespace
@@ -82,13 +82,13 @@ Status ActFormat::validate() const {
                                 " is not supported; accepted: bf16, fp16, e4m3, e5m2, int8 and "
                                 "other 1..8-bit int or eXmY types with a scale"));
   if (!wide && !is_quantized())
-    return invalid_argument(str(type.name(),
-                                " activations need a scale: add /token, /tensor or /g<G>/<type>"));
+    return invalid_argument(
+        str(type.name(), " activations need a scale: add /token, /tensor or /g<G>/<type>"));
   if (scale_kind == ActScaleKind::kGroup && group_k <= 0)
     return invalid_argument(str("group size ", group_k, " must be positive"));
-  if (is_quantized() && !(scale_type == DType::fp32() || scale_type == DType::fp16() ||
-                          scale_type == DType::bf16() || scale_type == DType::ue8m0() ||
-                          scale_type == DType::e4m3()))
+  if (is_quantized() &&
+      !(scale_type == DType::fp32() || scale_type == DType::fp16() || scale_type == DType::bf16() ||
+        scale_type == DType::ue8m0() || scale_type == DType::e4m3()))
     return invalid_argument(str("activation scale type ", scale_type.name(),
                                 " is not supported; accepted: fp32, fp16, bf16, ue8m0, e4m3"));
   if ((scale_kind == ActScaleKind::kToken || scale_kind == ActScaleKind::kTensor) &&

@@ -20,17 +20,17 @@ bool is_scale_type(DType t) {
 }
 
 Status bad_part(std::string_view spec, std::string_view part, std::string_view why) {
-  return invalid_argument(str("weight spec '", spec, "': ", why, " '", part, "'; ",
-                              kWeightSpecHelp));
+  return invalid_argument(
+      str("weight spec '", spec, "': ", why, " '", part, "'; ", kWeightSpecHelp));
 }
 
 }  // namespace
 
 const std::vector<FormatAlias>& weight_aliases() {
   static const std::vector<FormatAlias> aliases = {
-      {"mxfp4", "e2m1/g32/ue8m0"},        {"nvfp4", "e2m1/g16/e4m3/global"},
-      {"mxfp6_e2m3", "e2m3/g32/ue8m0"},   {"mxfp6_e3m2", "e3m2/g32/ue8m0"},
-      {"mxfp8", "e4m3/g32/ue8m0"},        {"fp8_block", "e4m3/b128x128/fp32"},
+      {"mxfp4", "e2m1/g32/ue8m0"},          {"nvfp4", "e2m1/g16/e4m3/global"},
+      {"mxfp6_e2m3", "e2m3/g32/ue8m0"},     {"mxfp6_e3m2", "e3m2/g32/ue8m0"},
+      {"mxfp8", "e4m3/g32/ue8m0"},          {"fp8_block", "e4m3/b128x128/fp32"},
       {"fp8_channel", "e4m3/channel/fp32"},
   };
   return aliases;

@@ -18,21 +18,22 @@ Expected<const CudaDriver*> load_driver() {
   if (lib == nullptr)
     return Status(ErrorCode::kNotFound,
                   str("no CUDA driver: libcuda.so.1 could not be loaded (", dlerror(), ")"));
-  using GetProcAddress = CUresult (*)(const char*, void**, int, cuuint64_t,
-                                      CUdriverProcAddressQueryResult*);
+  using GetProcAddress =
+      CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
   auto get_proc = reinterpret_cast<GetProcAddress>(dlsym(lib, "cuGetProcAddress_v2"));
   if (get_proc == nullptr)
     return Status(ErrorCode::kNotFound,
                   "the CUDA driver is too old: cuGetProcAddress_v2 is missing (need CUDA 12+)");
   static CudaDriver driver;
-#define QGEMM_RESOLVE(name)                                                                 \
-  {                                                                                         \
-    void* fn = nullptr;                                                                     \
-    CUdriverProcAddressQueryResult found;                                                   \
-    if (get_proc(#name, &fn, kDriverApiVersion, CU_GET_PROC_ADDRESS_DEFAULT, &found) != CUDA_SUCCESS || \
-        fn == nullptr)                                                                      \
-      return Status(ErrorCode::kNotFound, "the CUDA driver lacks " #name);                  \
-    driver.name = reinterpret_cast<decltype(driver.name)>(fn);                              \
+#define QGEMM_RESOLVE(name)                                                             \
+  {                                                                                     \
+    void* fn = nullptr;                                                                 \
+    CUdriverProcAddressQueryResult found;                                               \
+    if (get_proc(#name, &fn, kDriverApiVersion, CU_GET_PROC_ADDRESS_DEFAULT, &found) != \
+            CUDA_SUCCESS ||                                                             \
+        fn == nullptr)                                                                  \
+      return Status(ErrorCode::kNotFound, "the CUDA driver lacks " #name);              \
+    driver.name = reinterpret_cast<decltype(driver.name)>(fn);                          \
   }
   QGEMM_DRIVER_FUNCTIONS(QGEMM_RESOLVE)
 #undef QGEMM_RESOLVE

@@ -27,12 +27,14 @@ Expected<LoadedKernel> load_kernel(const std::shared_ptr<const CompiledKernel>& 
   k.dynamic_smem = spec.dynamic_smem;
   CUmodule module;
   QGEMM_CU(d, cuModuleLoadData, &module, compiled->cubin.data());
-  Status s = cuda_status(d->cuModuleGetFunction(&k.function, module, compiled->lowered_name.c_str()),
-                         "cuModuleGetFunction");
+  Status s =
+      cuda_status(d->cuModuleGetFunction(&k.function, module, compiled->lowered_name.c_str()),
+                  "cuModuleGetFunction");
   if (s.ok() && spec.dynamic_smem > 0)
-    s = cuda_status(d->cuFuncSetAttribute(k.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                          spec.dynamic_smem),
-                    "cuFuncSetAttribute(max dynamic shared memory)");
+    s = cuda_status(
+        d->cuFuncSetAttribute(k.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                              spec.dynamic_smem),
+        "cuFuncSetAttribute(max dynamic shared memory)");
   if (!s.ok()) {
     d->cuModuleUnload(module);
     return Status(s.code(), str(s.message(), " for ", spec.family, " [", spec.config, "]"));

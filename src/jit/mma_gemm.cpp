@@ -45,8 +45,6 @@ MmaGemmConfig MmaGemmConfig::from_format(const WeightFormat& w, DType act, DType
   return c;
 }
 
-
-
 int MmaGemmConfig::unit_k() const { return mma_layout::unit_k(bits); }
 
 int MmaGemmConfig::smem_bytes() const {
@@ -67,9 +65,10 @@ Status MmaGemmConfig::validate() const {
   if (group_k < 0 || (group_k > 0 && group_k % 16 != 0))
     return invalid_argument(str(where, ": group_k=", group_k, " must be a multiple of 16"));
   if (group_k > 0 && group_k % stage_k() != 0 && stage_k() % group_k != 0)
-    return invalid_argument(str(where, ": group_k=", group_k, " and stage K=", stage_k(),
-                                " must divide one another"));
-  if (!(scale_table == DType::fp16() || scale_table == DType::bf16() || scale_table == DType::fp32()))
+    return invalid_argument(
+        str(where, ": group_k=", group_k, " and stage K=", stage_k(), " must divide one another"));
+  if (!(scale_table == DType::fp16() || scale_table == DType::bf16() ||
+        scale_table == DType::fp32()))
     return invalid_argument(str(where, ": scale tables are fp16, bf16 or fp32"));
   if (zero_table && group_k == 0)
     return invalid_argument(str(where, ": zero-point tables need group scales"));
@@ -77,8 +76,10 @@ Status MmaGemmConfig::validate() const {
     return invalid_argument(str(where, ": tile counts must be positive"));
   if (threads() > 1024) return invalid_argument(str(where, ": more than 1024 threads"));
   if (stages < 2 || stages > 8) return invalid_argument(str(where, ": stages must be 2..8"));
-  if (!(arch == "sm_80" || arch == "sm_86" || arch == "sm_89" || arch == "sm_90" || arch == "sm_90a"))
-    return invalid_argument(str(where, ": arch ", arch, " is not supported (sm_80, sm_86, sm_89, sm_90a)"));
+  if (!(arch == "sm_80" || arch == "sm_86" || arch == "sm_89" || arch == "sm_90" ||
+        arch == "sm_90a"))
+    return invalid_argument(
+        str(where, ": arch ", arch, " is not supported (sm_80, sm_86, sm_89, sm_90a)"));
   return Status();
 }
 
@@ -92,8 +93,8 @@ std::string MmaGemmConfig::to_string() const {
   std::string codec = str(kinds[code_kind < 0 || code_kind > 2 ? 0 : code_kind], bits);
   if (code_kind == 2) codec = str("e", exp_bits, "m", man_bits);
   return str(codec, zero_table ? (float_zero ? "/fzp" : "/zp") : "",
-             group_k ? str("/g", group_k, ":", scale_table.name()) : std::string(), " ",
-             act.name(), "->", out.name(), " ", tiling(), " ", arch);
+             group_k ? str("/g", group_k, ":", scale_table.name()) : std::string(), " ", act.name(),
+             "->", out.name(), " ", tiling(), " ", arch);
 }
 
 uint64_t MmaGemmConfig::hash() const {
@@ -103,16 +104,34 @@ uint64_t MmaGemmConfig::hash() const {
 }
 
 std::string MmaGemmConfig::format_fields() const {
-  return str("  static constexpr qgemm::Elem kAct = ", elem_name(act), ";\n"
-             "  static constexpr qgemm::Elem kOut = ", elem_name(out), ";\n"
-             "  static constexpr int kBits = ", bits, ";\n"
-             "  static constexpr int kCodeKind = ", code_kind, ";\n"
-             "  static constexpr int kExpBits = ", exp_bits, ";\n"
-             "  static constexpr int kManBits = ", man_bits, ";\n"
-             "  static constexpr int kConstZero = ", const_zero, ";\n"
-             "  static constexpr int kZeroTable = ", zero_kind(), ";\n"
-             "  static constexpr int kGroupK = ", group_k, ";\n"
-             "  static constexpr int kScaleElem = ", elem_index(scale_table), ";\n");
+  return str("  static constexpr qgemm::Elem kAct = ", elem_name(act),
+             ";\n"
+             "  static constexpr qgemm::Elem kOut = ",
+             elem_name(out),
+             ";\n"
+             "  static constexpr int kBits = ",
+             bits,
+             ";\n"
+             "  static constexpr int kCodeKind = ",
+             code_kind,
+             ";\n"
+             "  static constexpr int kExpBits = ",
+             exp_bits,
+             ";\n"
+             "  static constexpr int kManBits = ",
+             man_bits,
+             ";\n"
+             "  static constexpr int kConstZero = ",
+             const_zero,
+             ";\n"
+             "  static constexpr int kZeroTable = ",
+             zero_kind(),
+             ";\n"
+             "  static constexpr int kGroupK = ",
+             group_k,
+             ";\n"
+             "  static constexpr int kScaleElem = ",
+             elem_index(scale_table), ";\n");
 }
 
 KernelSpec MmaGemmConfig::spec() const {
@@ -122,15 +141,27 @@ KernelSpec MmaGemmConfig::spec() const {
   s.arch = arch;
   s.threads = threads();
   s.dynamic_smem = smem_bytes();
-  s.source = str("#include \"dense/mma_gemm.cuh\"\nstruct Cfg {\n", format_fields(),
-                 "  static constexpr int kWarpsN = ", warps_n, ";\n"
-                 "  static constexpr int kWarpsM = ", warps_m, ";\n"
-                 "  static constexpr int kTilesN = ", tiles_n, ";\n"
-                 "  static constexpr int kFragsM = ", frags_m, ";\n"
-                 "  static constexpr int kUnitsPerStage = ", units_per_stage, ";\n"
-                 "  static constexpr int kStages = ", stages, ";\n"
-                 "};\n"
-                 "template __global__ void qgemm::mma_gemm_kernel<Cfg>(const qgemm::MmaGemmParams);\n");
+  s.source =
+      str("#include \"dense/mma_gemm.cuh\"\nstruct Cfg {\n", format_fields(),
+          "  static constexpr int kWarpsN = ", warps_n,
+          ";\n"
+          "  static constexpr int kWarpsM = ",
+          warps_m,
+          ";\n"
+          "  static constexpr int kTilesN = ",
+          tiles_n,
+          ";\n"
+          "  static constexpr int kFragsM = ",
+          frags_m,
+          ";\n"
+          "  static constexpr int kUnitsPerStage = ",
+          units_per_stage,
+          ";\n"
+          "  static constexpr int kStages = ",
+          stages,
+          ";\n"
+          "};\n"
+          "template __global__ void qgemm::mma_gemm_kernel<Cfg>(const qgemm::MmaGemmParams);\n");
   s.name_expression = "&qgemm::mma_gemm_kernel<Cfg>";
   return s;
 }
@@ -141,8 +172,9 @@ KernelSpec MmaGemmConfig::dequant_spec() const {
   s.config = str(to_string().substr(0, to_string().find(' ')), " ", act.name(), " ", arch);
   s.arch = arch;
   s.threads = 256;
-  s.source = str("#include \"dense/mma_dequant.cuh\"\nstruct Cfg {\n", format_fields(), "};\n",
-                 "template __global__ void qgemm::mma_dequant_kernel<Cfg>(const qgemm::MmaDequantParams);\n");
+  s.source = str(
+      "#include \"dense/mma_dequant.cuh\"\nstruct Cfg {\n", format_fields(), "};\n",
+      "template __global__ void qgemm::mma_dequant_kernel<Cfg>(const qgemm::MmaDequantParams);\n");
   s.name_expression = "&qgemm::mma_dequant_kernel<Cfg>";
   return s;
 }

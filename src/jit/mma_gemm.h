@@ -15,23 +15,23 @@ struct MmaGemmConfig {
   DType act = DType::bf16();  ///< fp16 or bf16 activations
   DType out = DType::bf16();  ///< fp16, bf16 or fp32 output
   int bits = 4;
-  int code_kind = 0;          ///< 0 signed int (offset binary), 1 unsigned int, 2 float
-  int exp_bits = 0;           ///< float codes
+  int code_kind = 0;  ///< 0 signed int (offset binary), 1 unsigned int, 2 float
+  int exp_bits = 0;   ///< float codes
   int man_bits = 0;
-  int const_zero = 0;         ///< offset removed from every code (2^(bits-1) for signed ints)
-  bool zero_table = false;    ///< per-group zero points
-  bool float_zero = false;    ///< the zero points are floats (fp32 table, subtracted in fp32)
-  int group_k = 0;            ///< group (or block) scale K extent; 0 = no group scales
+  int const_zero = 0;       ///< offset removed from every code (2^(bits-1) for signed ints)
+  bool zero_table = false;  ///< per-group zero points
+  bool float_zero = false;  ///< the zero points are floats (fp32 table, subtracted in fp32)
+  int group_k = 0;          ///< group (or block) scale K extent; 0 = no group scales
   DType scale_table = DType::fp16();  ///< element type of the group scale table: holds the
                                       ///< scale type exactly (fp16, bf16 or fp32)
   // Tiling.
-  int warps_n = 4;            ///< warps along N (weight rows)
-  int warps_m = 1;            ///< warps along M (tokens)
-  int tiles_n = 1;            ///< 16-row tiles per warp
-  int frags_m = 1;            ///< 8-token groups per warp
-  int units_per_stage = 2;    ///< K units per pipeline stage
-  int stages = 4;             ///< cp.async ring depth
-  int split_waves = 2;        ///< split-K aims at this many CTAs per SM (a launch setting)
+  int warps_n = 4;          ///< warps along N (weight rows)
+  int warps_m = 1;          ///< warps along M (tokens)
+  int tiles_n = 1;          ///< 16-row tiles per warp
+  int frags_m = 1;          ///< 8-token groups per warp
+  int units_per_stage = 2;  ///< K units per pipeline stage
+  int stages = 4;           ///< cp.async ring depth
+  int split_waves = 2;      ///< split-K aims at this many CTAs per SM (a launch setting)
   std::string arch = "sm_80";
 
   /// The format part of a config for a layer; tiling left at defaults.

@@ -9,7 +9,8 @@ namespace {
 
 Expected<const NvrtcLibrary*> load_nvrtc() {
   static NvrtcLibrary nvrtc;
-  const char* candidates[] = {"libnvrtc.so.13", "libnvrtc.so", "/usr/local/cuda/lib64/libnvrtc.so.13",
+  const char* candidates[] = {"libnvrtc.so.13", "libnvrtc.so",
+                              "/usr/local/cuda/lib64/libnvrtc.so.13",
                               "/usr/local/cuda/lib64/libnvrtc.so"};
   void* lib = nullptr;
   std::string tried;
@@ -24,10 +25,10 @@ Expected<const NvrtcLibrary*> load_nvrtc() {
   if (lib == nullptr)
     return Status(ErrorCode::kNotFound, str("NVRTC not found (tried ", tried,
                                             "); install the CUDA toolkit's NVRTC (13.x)"));
-#define QGEMM_RESOLVE(name)                                                              \
-  nvrtc.name = reinterpret_cast<decltype(nvrtc.name)>(dlsym(lib, #name));                \
-  if (nvrtc.name == nullptr)                                                             \
-    return Status(ErrorCode::kNotFound, str(nvrtc.path, " lacks " #name));
+#define QGEMM_RESOLVE(name)                                                               \
+  nvrtc.name = reinterpret_cast<decltype(nvrtc.name)>(dlsym(lib, #name));                 \
+  if (nvrtc.name == nullptr) return Status(ErrorCode::kNotFound, str(nvrtc.path, " lacks" \
+                                                                                 " " #name));
   QGEMM_NVRTC_FUNCTIONS(QGEMM_RESOLVE)
 #undef QGEMM_RESOLVE
   nvrtc.nvrtcVersion(&nvrtc.major, &nvrtc.minor);

@@ -13,8 +13,8 @@ namespace {
 struct Slot {
   int64_t unit;  // k unit
   int lane;
-  int pair;      // q = 4 * step + r
-  int half;      // 0 = even k (low half), 1 = odd k
+  int pair;  // q = 4 * step + r
+  int half;  // 0 = even k (low half), 1 = odd k
 };
 
 Slot slot_of(int bits, int64_t row, int64_t col) {
@@ -35,7 +35,8 @@ void plane_position(int bits, int64_t n_tile, int k_units, const Slot& s, int p,
   const int lane_word = mma_layout::plane_word(bits, p) + s.pair / per_word;
   const int64_t unit_words = mma_layout::unit_bytes(bits) / 4;
   // Vector v of the unit is 512 bytes: 32 lanes x 4 words.
-  word = (n_tile * k_units + s.unit) * unit_words + (lane_word / 4) * 128 + s.lane * 4 + lane_word % 4;
+  word =
+      (n_tile * k_units + s.unit) * unit_words + (lane_word / 4) * 128 + s.lane * 4 + lane_word % 4;
   bit = s.half * 16 + (s.pair % per_word) * width;
 }
 
@@ -116,7 +117,8 @@ Expected<MmaPackedWeight> pack_mma(const QuantizedWeight& w, int64_t expert, DTy
     const int words_per_pair = p.scale_type == DType::fp32() ? 2 : 1;
     p.scales.assign(int64_t(p.n_tiles) * p.groups * 8 * words_per_pair, 0u);
     const bool float_zero = f.zero_point == ZeroPointKind::kFloat;
-    if (f.has_zero_points()) p.zeros.assign(int64_t(p.n_tiles) * p.groups * 8 * (float_zero ? 2 : 1), 0u);
+    if (f.has_zero_points())
+      p.zeros.assign(int64_t(p.n_tiles) * p.groups * 8 * (float_zero ? 2 : 1), 0u);
     const int64_t real_groups = w.k / f.group_k;
     for (int64_t row = 0; row < w.n; ++row)
       for (int64_t gi = 0; gi < real_groups; ++gi) {
@@ -138,8 +140,8 @@ Expected<MmaPackedWeight> pack_mma(const QuantizedWeight& w, int64_t expert, DTy
       }
   }
   // Channel, tensor and global scales: one fp32 factor per row, applied after the MMA.
-  const bool row_factor = f.scale_kind == ScaleKind::kChannel ||
-                          f.scale_kind == ScaleKind::kTensor || f.global_scale;
+  const bool row_factor =
+      f.scale_kind == ScaleKind::kChannel || f.scale_kind == ScaleKind::kTensor || f.global_scale;
   if (row_factor) {
     p.row_scale.assign(w.n, 1.0f);
     for (int64_t row = 0; row < w.n; ++row) {

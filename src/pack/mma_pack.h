@@ -12,20 +12,20 @@ struct MmaPackedWeight {
   int bits = 0;
   int64_t n = 0;
   int64_t k = 0;
-  int n_tiles = 0;   ///< ceil(n / 16)
-  int k_units = 0;   ///< ceil(k / unit_k(bits))
-  int group_k = 0;   ///< K extent of a group (or block) scale; 0 when there are none
-  int groups = 0;    ///< scale groups along the padded K
+  int n_tiles = 0;                  ///< ceil(n / 16)
+  int k_units = 0;                  ///< ceil(k / unit_k(bits))
+  int group_k = 0;                  ///< K extent of a group (or block) scale; 0 when there are none
+  int groups = 0;                   ///< scale groups along the padded K
   DType half_type = DType::bf16();  ///< activation type: the zero-point table's type
   DType scale_type = DType::fp16();  ///< the scale table's type (see mma_scale_table_type)
-  std::vector<uint32_t> codes;      ///< n_tiles * k_units * unit_bytes / 4 words
+  std::vector<uint32_t> codes;       ///< n_tiles * k_units * unit_bytes / 4 words
   /// [n_tiles][groups][8] pairs (row g, row g+8): one word (lo | hi << 16) for fp16/bf16
   /// tables, two words (floats) for fp32 tables.
   std::vector<uint32_t> scales;
   /// [n_tiles][groups][8] pairs: half pairs (one word) for integer zero points, two fp32 words for
   /// float zero points; empty without zero points.
   std::vector<uint32_t> zeros;
-  std::vector<float> row_scale;     ///< [n] channel * tensor * global factor; empty when all 1
+  std::vector<float> row_scale;  ///< [n] channel * tensor * global factor; empty when all 1
 };
 
 /// Packs expert `expert` of `w` for activations of `half_type` (fp16 or bf16). Group and block

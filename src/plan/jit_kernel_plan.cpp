@@ -7,9 +7,9 @@
 
 namespace qgemm {
 
-Expected<JitKernelPlan> plan_jit_kernels(int64_t n, int64_t k, const WeightFormat& weight, DType act,
-                                         DType out, const DeviceInfo& device, int64_t max_tokens,
-                                         bool cublas) {
+Expected<JitKernelPlan> plan_jit_kernels(int64_t n, int64_t k, const WeightFormat& weight,
+                                         DType act, DType out, const DeviceInfo& device,
+                                         int64_t max_tokens, bool cublas) {
   auto buckets = plan_mma_gemm(n, k, weight, act, out, device);
   if (!buckets) return buckets.status();
   JitKernelPlan plan;

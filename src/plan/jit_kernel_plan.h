@@ -21,9 +21,9 @@ struct JitKernelPlan {
 
 /// The plan for a layer (a pure function of the layer and the device description).
 /// `cublas` says whether cuBLASLt is there to take large M.
-Expected<JitKernelPlan> plan_jit_kernels(int64_t n, int64_t k, const WeightFormat& weight, DType act,
-                                         DType out, const DeviceInfo& device, int64_t max_tokens,
-                                         bool cublas);
+Expected<JitKernelPlan> plan_jit_kernels(int64_t n, int64_t k, const WeightFormat& weight,
+                                         DType act, DType out, const DeviceInfo& device,
+                                         int64_t max_tokens, bool cublas);
 
 /// Distinct kernels among `specs` (identical specs compile once).
 size_t distinct_kernels(const std::vector<KernelSpec>& specs);

@@ -55,7 +55,8 @@ int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const De
                        ((m + c.block_m() - 1) / c.block_m());
   const int64_t stages_total = (k + c.stage_k() - 1) / c.stage_k();
   static const int min_stages = env_int("QGEMM_SPLIT_MIN_STAGES", 4);
-  const int64_t target = env_int("QGEMM_SPLIT_WAVES", c.split_waves) * std::max(device.multiprocessors, 1);
+  const int64_t target =
+      env_int("QGEMM_SPLIT_WAVES", c.split_waves) * std::max(device.multiprocessors, 1);
   int64_t splits = (target + ctas - 1) / ctas;
   splits = std::min<int64_t>(splits, std::max<int64_t>(stages_total / min_stages, 1));
   return static_cast<int>(std::clamp<int64_t>(splits, 1, 16));
@@ -64,7 +65,8 @@ int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const De
 Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const WeightFormat& weight,
                                                   DType act, DType out, const DeviceInfo& device) {
   if (device.sm() < 80)
-    return unsupported(str("the mma.sync kernels need sm_80 or newer, the device is ", device.arch()));
+    return unsupported(
+        str("the mma.sync kernels need sm_80 or newer, the device is ", device.arch()));
   (void)n;
   (void)k;
   std::vector<MmaPlanEntry> plan;

@@ -29,6 +29,7 @@ int64_t mma_handoff_m(const DeviceInfo& device, DType act, DType out);
 
 /// K splits for `m` tokens: enough CTAs to fill the GPU twice over, each split at least four
 /// pipeline stages long.
-int mma_splits(const MmaGemmConfig& config, int64_t m, int64_t n, int64_t k, const DeviceInfo& device);
+int mma_splits(const MmaGemmConfig& config, int64_t m, int64_t n, int64_t k,
+               const DeviceInfo& device);
 
 }  // namespace qgemm

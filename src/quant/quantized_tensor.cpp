@@ -12,8 +12,8 @@ float HostValues::at(int64_t i) const {
 
 Status HostValues::validate(const char* what, int64_t expected_count) const {
   if (!(type == DType::fp32() || type == DType::fp16() || type == DType::bf16()))
-    return invalid_argument(
-        str(what, ": host values of type ", type.name(), " are not supported; use fp32, fp16 or bf16"));
+    return invalid_argument(str(what, ": host values of type ", type.name(),
+                                " are not supported; use fp32, fp16 or bf16"));
   if (count != expected_count)
     return invalid_argument(
         str(what, ": holds ", count, " values but the shape needs ", expected_count));
@@ -67,8 +67,8 @@ Status QuantizedWeight::validate() const {
   const int64_t want_codes = experts * n * row_bytes();
   if (int64_t(codes.size()) != want_codes)
     return invalid_argument(str("quantized weight: codes hold ", codes.size(), " bytes, shape [",
-                                experts, ", ", n, ", ", k, "] of ", format.to_string(),
-                                " needs ", want_codes));
+                                experts, ", ", n, ", ", k, "] of ", format.to_string(), " needs ",
+                                want_codes));
   const int64_t want_scales = experts * format.scale_rows(n) * format.scale_cols(k);
   if (int64_t(scales.size()) != want_scales)
     return invalid_argument(str("quantized weight: ", scales.size(), " scales, format ",
@@ -87,7 +87,8 @@ Status QuantizedWeight::validate() const {
                                   " is not a finite ", format.scale_type.name(), " value"));
   }
   for (float g : global) {
-    if (!std::isfinite(g)) return invalid_argument(str("quantized weight: global scale ", g, " is not finite"));
+    if (!std::isfinite(g))
+      return invalid_argument(str("quantized weight: global scale ", g, " is not finite"));
   }
   return Status();
 }

@@ -73,7 +73,8 @@ Expected<QuantizedWeight> quantize_weights(const HostValues& w, int64_t experts,
   if (!format.has_scales()) {
     parallel_for(experts * n, 64, [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r)
-        for (int64_t c = 0; c < k; ++c) q.set_code(r / n, r % n, c, encode(format.type, w.at(r * k + c)));
+        for (int64_t c = 0; c < k; ++c)
+          q.set_code(r / n, r % n, c, encode(format.type, w.at(r * k + c)));
     });
     return q;
   }
@@ -83,7 +84,8 @@ Expected<QuantizedWeight> quantize_weights(const HostValues& w, int64_t experts,
   for (int64_t e = 0; e < experts; ++e)
     for (int64_t r = 0; r < n; ++r)
       for (int64_t c = 0; c < cols; ++c)
-        cells[(e * rows + format.scale_row(r)) * cols + c].add(row_ranges[(e * n + r) * row_cols + c]);
+        cells[(e * rows + format.scale_row(r)) * cols + c].add(
+            row_ranges[(e * n + r) * row_cols + c]);
   q.scales.resize(cells.size());
   if (format.has_zero_points()) q.zeros.resize(cells.size());
   if (format.global_scale) {
@@ -97,7 +99,8 @@ Expected<QuantizedWeight> quantize_weights(const HostValues& w, int64_t experts,
   }
   for (int64_t i = 0; i < int64_t(cells.size()); ++i) {
     const double global = format.global_scale ? q.global[i / (rows * cols)] : 1.0;
-    const double s = choose_scale(cell_span(format, cells[i]), format.type, format.scale_type, global);
+    const double s =
+        choose_scale(cell_span(format, cells[i]), format.type, format.scale_type, global);
     q.scales[i] = static_cast<float>(s);
     if (format.zero_point == ZeroPointKind::kInteger) {
       const double lo = std::min<double>(cells[i].lo, 0.0);

@@ -14,9 +14,9 @@
 namespace qgemm::testing {
 
 /// Skips the current test, visibly, when there is no GPU.
-#define QGEMM_REQUIRE_GPU()                                                    \
-  do {                                                                         \
-    if (::qgemm::list_devices().empty())                                       \
+#define QGEMM_REQUIRE_GPU()                                                   \
+  do {                                                                        \
+    if (::qgemm::list_devices().empty())                                      \
       GTEST_SKIP() << "no GPU on this machine: " << ::qgemm::no_gpu_reason(); \
   } while (0)
 
@@ -72,7 +72,8 @@ inline Expected<CheckedRun> run_and_check(const WeightFormat& wf, const ActForma
   auto ref = reference_gemm(*a, *w, bias_values, rows);
   if (!ref) return ref.status();
   std::vector<double> got;
-  for (int64_t r : rows) got.insert(got.end(), run->c.begin() + r * n, run->c.begin() + (r + 1) * n);
+  for (int64_t r : rows)
+    got.insert(got.end(), run->c.begin() + r * n, run->c.begin() + (r + 1) * n);
   return CheckedRun{compare(*ref, got), run->unwritten, run->backend};
 }
 

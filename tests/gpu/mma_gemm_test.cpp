@@ -10,12 +10,12 @@ namespace qgemm {
 namespace {
 
 const char* const kWeightSpecs[] = {
-    "int4/g128/bf16",    "int4/g128/fp16",    "uint4/g128/fp16/zp", "uint4/g64/bf16/zp_bf16",
-    "int3/g128/bf16",    "int2/g128/fp16",    "int8/channel/bf16",  "int8/g128/fp32",
-    "int5/g64/bf16",     "int6/channel/fp32", "int7/g128/bf16",     "int1/g128/bf16",
-    "uint1/g64/fp16/zp", "uint2/g128/bf16/zp", "uint8/g128/bf16/zp", "uint3/g32/fp16/zp_fp16",
-    "e2m1/g32/ue8m0",    "e2m1/g16/e4m3/global", "e2m3/g32/ue8m0",  "e3m2/g32/ue8m0",
-    "e4m3/channel/fp32", "e4m3/b128x128/fp32", "e5m2/g128/bf16",    "e4m3/g32/ue8m0",
+    "int4/g128/bf16",    "int4/g128/fp16",       "uint4/g128/fp16/zp", "uint4/g64/bf16/zp_bf16",
+    "int3/g128/bf16",    "int2/g128/fp16",       "int8/channel/bf16",  "int8/g128/fp32",
+    "int5/g64/bf16",     "int6/channel/fp32",    "int7/g128/bf16",     "int1/g128/bf16",
+    "uint1/g64/fp16/zp", "uint2/g128/bf16/zp",   "uint8/g128/bf16/zp", "uint3/g32/fp16/zp_fp16",
+    "e2m1/g32/ue8m0",    "e2m1/g16/e4m3/global", "e2m3/g32/ue8m0",     "e3m2/g32/ue8m0",
+    "e4m3/channel/fp32", "e4m3/b128x128/fp32",   "e5m2/g128/bf16",     "e4m3/g32/ue8m0",
     "int4/tensor/fp32",  "int8/b64x128/e4m3",
 };
 const int64_t kTokens[] = {1, 7, 29, 64, 118, 1000, 4096};
@@ -27,7 +27,9 @@ struct Case {
 };
 
 // Readable parameters in test listings (instead of the struct's bytes).
-void PrintTo(const Case& c, std::ostream* os) { *os << c.weight << " x " << c.act << " -> " << c.out; }
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.weight << " x " << c.act << " -> " << c.out;
+}
 
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
@@ -75,7 +77,8 @@ TEST_P(MmaGemmGpuTest, MatchesReferenceAtEveryBatchSize) {
 
 INSTANTIATE_TEST_SUITE_P(Formats, MmaGemmGpuTest, ::testing::ValuesIn(all_cases()),
                          [](const ::testing::TestParamInfo<Case>& info) {
-                           std::string name = info.param.weight + "_" + info.param.act + "_" + info.param.out;
+                           std::string name =
+                               info.param.weight + "_" + info.param.act + "_" + info.param.out;
                            for (char& ch : name)
                              if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
                            return name;
@@ -88,8 +91,9 @@ TEST(MmaGemmGpu, OddShapesWithChannelScales) {
     for (int64_t k : {1001, 4100, 72})
       for (int64_t m : {1, 33, 300}) {
         SCOPED_TRACE(str(spec, " M=", m, " K=", k));
-        auto r = testing::run_and_check(*WeightFormat::parse(spec), *ActFormat::parse("bf16"),
-                                        DType::bf16(), m, 333, k, BackendKind::kJit, 5 + m + k, true);
+        auto r =
+            testing::run_and_check(*WeightFormat::parse(spec), *ActFormat::parse("bf16"),
+                                   DType::bf16(), m, 333, k, BackendKind::kJit, 5 + m + k, true);
         ASSERT_TRUE(r.ok()) << r.status().to_string();
         EXPECT_EQ(r->unwritten, 0);
         EXPECT_LE(r->cmp.rel_frobenius, 5e-3);
@@ -100,8 +104,9 @@ TEST(MmaGemmGpu, OddShapesWithChannelScales) {
 TEST(MmaGemmGpu, LlamaSizedLayer) {
   QGEMM_REQUIRE_GPU();
   for (int64_t m : {1, 16, 256}) {
-    auto r = testing::run_and_check(*WeightFormat::parse("int4/g128/bf16"), *ActFormat::parse("bf16"),
-                                    DType::bf16(), m, 8192, 8192, BackendKind::kJit, 99 + m);
+    auto r =
+        testing::run_and_check(*WeightFormat::parse("int4/g128/bf16"), *ActFormat::parse("bf16"),
+                               DType::bf16(), m, 8192, 8192, BackendKind::kJit, 99 + m);
     ASSERT_TRUE(r.ok()) << r.status().to_string();
     EXPECT_EQ(r->unwritten, 0);
     EXPECT_LE(r->cmp.rel_frobenius, 5e-3) << "M=" << m;

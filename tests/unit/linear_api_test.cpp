@@ -59,7 +59,8 @@ TEST(LinearApi, BadInputsAreClearErrors) {
   options.device = -1;
   options.act = *ActFormat::parse("e4m3/g256/fp32");  // K=128 is not a multiple of 256
   auto bad_k = Linear::create(l.w, options);
-  EXPECT_NE(bad_k.status().message().find("not a multiple of the group size 256"), std::string::npos)
+  EXPECT_NE(bad_k.status().message().find("not a multiple of the group size 256"),
+            std::string::npos)
       << bad_k.status().message();
 
   options.act = *ActFormat::parse("bf16");
@@ -73,7 +74,8 @@ TEST(LinearApi, BadInputsAreClearErrors) {
   EXPECT_NE(layer->run(no_a).message().find("activation pointer a is null"), std::string::npos);
   LinearArgs too_many = args;
   too_many.m = 5;
-  EXPECT_NE(layer->run(too_many).message().find("exceeds prepare(max_tokens=4)"), std::string::npos);
+  EXPECT_NE(layer->run(too_many).message().find("exceeds prepare(max_tokens=4)"),
+            std::string::npos);
   LinearArgs zero = args;
   zero.m = 0;
   EXPECT_NE(layer->run(zero).message().find("m=0 must be positive"), std::string::npos);
@@ -88,7 +90,8 @@ TEST(LinearApi, BackendsCanBeForcedAndExplainWhyNot) {
   auto layer = Linear::create(l.w, options);
   ASSERT_FALSE(layer.ok());
   EXPECT_EQ(layer.status().code(), ErrorCode::kUnsupported);
-  EXPECT_NE(layer.status().message().find("jit: no, the layer lives in host memory"), std::string::npos)
+  EXPECT_NE(layer.status().message().find("jit: no, the layer lives in host memory"),
+            std::string::npos)
       << layer.status().message();
   EXPECT_EQ(parse_backend("tpu").status().code(), ErrorCode::kInvalidArgument);
 }

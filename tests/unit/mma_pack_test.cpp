@@ -131,7 +131,8 @@ TEST_P(MmaPackRoundTrip, UnpackGivesBackCodesScalesZerosAndRowFactors) {
       for (int64_t row = 0; row < int64_t(p.n_tiles) * 16; ++row)
         for (int64_t g = 0; g < p.groups; ++g) {
           if (row >= n || g >= k / f.group_k) {  // padding holds zeros
-            EXPECT_EQ(0.0, unpack_mma_scale(p, row, g * f.group_k)) << "row " << row << " group " << g;
+            EXPECT_EQ(0.0, unpack_mma_scale(p, row, g * f.group_k))
+                << "row " << row << " group " << g;
             if (f.has_zero_points()) {
               EXPECT_EQ(0.0, unpack_mma_zero(p, row, g * f.group_k));
             }

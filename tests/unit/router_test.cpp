@@ -1,8 +1,9 @@
 // Routing and jit kernel plans for described GPUs (no GPU needed): who runs a layer, why the
 // others decline, and which kernels a layer compiles.
+#include "api/router.h"
+
 #include <gtest/gtest.h>
 
-#include "api/router.h"
 #include "plan/jit_kernel_plan.h"
 
 namespace qgemm {
@@ -106,8 +107,8 @@ TEST(JitKernelPlan, KernelsPerLayerAndTheCublasHandoff) {
 
 TEST(JitKernelPlan, AtMostFourGemmKernelsPerLayerUpTo16kTokens) {
   for (const char* arch : {"sm_80", "sm_89", "sm_90a"})
-    for (const char* w : {"int4/g128/bf16", "int3/g128/bf16", "uint8/g64/bf16/zp", "mxfp4",
-                          "e4m3/channel/fp32"}) {
+    for (const char* w :
+         {"int4/g128/bf16", "int3/g128/bf16", "uint8/g64/bf16/zp", "mxfp4", "e4m3/channel/fp32"}) {
       auto p = plan_jit_kernels(4096, 4096, *WeightFormat::parse(w), DType::bf16(), DType::bf16(),
                                 *device_preset(arch), 16384, true);
       ASSERT_TRUE(p.ok()) << arch << " " << w;

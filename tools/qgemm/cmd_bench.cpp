@@ -37,7 +37,8 @@ int run_bench(const BenchOptions& o, const std::string& command) {
       for (const auto& b : bench::bench_backends()) known = known || b == name;
       if (!known) {
         std::string accepted;
-        for (const auto& b : bench::bench_backends()) accepted += (accepted.empty() ? "" : ", ") + b;
+        for (const auto& b : bench::bench_backends())
+          accepted += (accepted.empty() ? "" : ", ") + b;
         std::fprintf(stderr, "qgemm bench: --backend %s is not known; accepted: %s\n", name.c_str(),
                      accepted.c_str());
         return 2;
@@ -72,8 +73,8 @@ int run_bench(const BenchOptions& o, const std::string& command) {
   }
   // A failed correctness check or an error fails the run; skipped rows do not.
   for (const auto& row : report->rows) {
-    if (row.status == "error" || row.unwritten > 0 || (row.status == "ok" && std::isfinite(row.tolerance) &&
-                                                        !(row.rel_err <= row.tolerance)))
+    if (row.status == "error" || row.unwritten > 0 ||
+        (row.status == "ok" && std::isfinite(row.tolerance) && !(row.rel_err <= row.tolerance)))
       rc = 1;
   }
   return rc;
@@ -82,7 +83,8 @@ int run_bench(const BenchOptions& o, const std::string& command) {
 }  // namespace
 
 void add_bench_command(CLI::App& app, const std::string& command_line) {
-  auto* cmd = app.add_subcommand("bench", "Time backends on a YAML recipe against cuBLAS, honestly");
+  auto* cmd =
+      app.add_subcommand("bench", "Time backends on a YAML recipe against cuBLAS, honestly");
   auto o = std::make_shared<BenchOptions>();
   cmd->add_option("recipe", o->recipe, "Recipe file, e.g. bench/recipes/smoke.yaml")->required();
   cmd->add_option("--out", o->out_json, "Write the JSON report here");

@@ -20,7 +20,8 @@ int run_demo(int64_t m, int64_t n, int64_t k) {
     std::printf("GPU: %s (%s); layers run on the GPU backends\n", devices[0].name.c_str(),
                 devices[0].arch().c_str());
   else
-    std::printf("no GPU here (%s): layers run on the CPU reference backend\n", no_gpu_reason().c_str());
+    std::printf("no GPU here (%s): layers run on the CPU reference backend\n",
+                no_gpu_reason().c_str());
   std::printf("layer: M=%lld tokens, N=%lld, K=%lld, random Gaussian weights and activations\n\n",
               (long long)m, (long long)n, (long long)k);
   std::printf("%-12s %-22s %-8s %-8s %10s %12s  %s\n", "recipe", "weight", "act", "backend",
@@ -59,8 +60,9 @@ int run_demo(int64_t m, int64_t n, int64_t k) {
                 af.to_string().c_str(), run->backend.c_str(), cmp.rel_frobenius, run->prepare_ms,
                 pass ? "PASS" : "FAIL");
   }
-  std::printf("\n%s\n", failures == 0 ? "all layers match the reference (bf16 output, tolerance 5e-3)"
-                                       : "some layers FAILED");
+  std::printf("\n%s\n", failures == 0
+                            ? "all layers match the reference (bf16 output, tolerance 5e-3)"
+                            : "some layers FAILED");
   return failures == 0 ? 0 : 1;
 }
 

@@ -64,7 +64,8 @@ void list() {
                 value_text(t.max_value()).c_str(), notes.c_str());
   }
   std::printf(
-      "\nWeight specs: <type>[/g<G>|/channel|/b<GN>x<GK>|/tensor][/<scale type>][/zp|/zp_<fp16|bf16|fp32>]"
+      "\nWeight specs: <type>[/g<G>|/channel|/b<GN>x<GK>|/tensor][/<scale "
+      "type>][/zp|/zp_<fp16|bf16|fp32>]"
       "[/global]\n  scale types: fp16 bf16 fp32 e4m3 e5m2 ue8m0\n  e.g. int4/g128/fp16  "
       "uint4/g128/fp16/zp  e4m3/channel/fp32  e4m3/b128x128/fp32  int8/channel/bf16\n");
   std::printf("  aliases:\n");

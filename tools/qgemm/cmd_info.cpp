@@ -20,7 +20,8 @@ void print_info() {
   }
   auto nvrtc = nvrtc_library();
   if (nvrtc)
-    std::printf("NVRTC         %d.%d (%s)\n", (*nvrtc)->major, (*nvrtc)->minor, (*nvrtc)->path.c_str());
+    std::printf("NVRTC         %d.%d (%s)\n", (*nvrtc)->major, (*nvrtc)->minor,
+                (*nvrtc)->path.c_str());
   else
     std::printf("NVRTC         none (%s)\n", nvrtc.status().message().c_str());
   const auto devices = list_devices();
@@ -39,9 +40,10 @@ void print_info() {
     std::printf("              jit, qdq: need a GPU\n");
   } else {
     const bool mma = devices[0].sm() >= 80;
-    std::printf("              jit: %s\n", mma ? "every weight format with fp16/bf16 activations (group sizes "
-                                                "a multiple of 16)"
-                                              : "needs sm_80 or newer");
+    std::printf("              jit: %s\n",
+                mma ? "every weight format with fp16/bf16 activations (group sizes "
+                      "a multiple of 16)"
+                    : "needs sm_80 or newer");
     std::printf("              qdq: every weight format with fp16/bf16 activations (cuBLASLt)\n");
     std::printf("              quantized (FP8/INT8) activations and MoE: cpu backend for now\n");
   }

@@ -48,7 +48,8 @@ int run_plan(const PlanOptions& o) {
   auto out = parse_dtype(o.out);
   if (!out) return fail(out.status());
   if (o.n <= 0 || o.k <= 0)
-    return fail(invalid_argument(str("--n and --k must be positive (got n=", o.n, ", k=", o.k, ")")));
+    return fail(
+        invalid_argument(str("--n and --k must be positive (got n=", o.n, ", k=", o.k, ")")));
   if (o.m.empty() || *std::min_element(o.m.begin(), o.m.end()) <= 0)
     return fail(invalid_argument("--m takes positive token counts, e.g. --m 1,16,256"));
   Status shape = wf->check_shape(o.n, o.k);
@@ -76,13 +77,14 @@ int run_plan(const PlanOptions& o) {
   }
   std::printf("layer    N=%lld K=%lld weight=%s act=%s out=%s\n", (long long)o.n, (long long)o.k,
               wf->to_string().c_str(), af->to_string().c_str(), out->name().c_str());
-  std::printf("device   %s (%s, %d SMs, %lld KB shared memory per block)\n", p.device_info.name.c_str(),
-              p.device_info.arch().c_str(), p.device_info.multiprocessors,
-              (long long)(p.device_info.smem_per_block >> 10));
+  std::printf("device   %s (%s, %d SMs, %lld KB shared memory per block)\n",
+              p.device_info.name.c_str(), p.device_info.arch().c_str(),
+              p.device_info.multiprocessors, (long long)(p.device_info.smem_per_block >> 10));
   if (o.experts > 0) {
-    std::printf("backend  cpu: MoE layers (E=%lld, top-k=%d) run on the CPU reference in this "
-                "version; the GPU backends have no MoE kernels yet\n",
-                (long long)o.experts, o.top_k);
+    std::printf(
+        "backend  cpu: MoE layers (E=%lld, top-k=%d) run on the CPU reference in this "
+        "version; the GPU backends have no MoE kernels yet\n",
+        (long long)o.experts, o.top_k);
     return 0;
   }
 
@@ -130,18 +132,22 @@ int run_plan(const PlanOptions& o) {
 
   if (o.warm) {
     // Cold: a fresh cache directory; warm: the same directory again (what a restart sees).
-    const std::string dir = str(std::filesystem::temp_directory_path().string(), "/qgemm-plan-warm-",
-                                std::chrono::steady_clock::now().time_since_epoch().count());
+    const std::string dir =
+        str(std::filesystem::temp_directory_path().string(), "/qgemm-plan-warm-",
+            std::chrono::steady_clock::now().time_since_epoch().count());
     KernelCache cache(dir, true);
     int failed = 0;
     const double cold = compile_all(cache, plan->specs, failed);
     cache.forget_memory();
     int failed_warm = 0;
     const double warm = compile_all(cache, plan->specs, failed_warm);
-    std::printf("warm-up  %zu kernels: cold %.2f s (compile on %d threads), warm disk cache %.3f s%s\n",
-                plan->specs.size(), cold, cpu_threads(), warm,
-                failed + failed_warm ? " (some kernels FAILED to compile)" : "");
-    std::printf("         (NVRTC compile and disk read only; loading modules onto a GPU is not included)\n");
+    std::printf(
+        "warm-up  %zu kernels: cold %.2f s (compile on %d threads), warm disk cache %.3f s%s\n",
+        plan->specs.size(), cold, cpu_threads(), warm,
+        failed + failed_warm ? " (some kernels FAILED to compile)" : "");
+    std::printf(
+        "         (NVRTC compile and disk read only; loading modules onto a GPU is not "
+        "included)\n");
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
     if (failed + failed_warm) return 1;

@@ -15,7 +15,8 @@ void add_verify_command(CLI::App& app) {
   cmd->add_option("--n", opt->n, "Output features")->required();
   cmd->add_option("--k", opt->k, "Input features")->required();
   cmd->add_option("--weight", opt->weight, "Weight spec or alias, e.g. int4/g128/fp16")->required();
-  cmd->add_option("--act", opt->act, "Activation spec, e.g. bf16 or e4m3/token")->default_val("bf16");
+  cmd->add_option("--act", opt->act, "Activation spec, e.g. bf16 or e4m3/token")
+      ->default_val("bf16");
   cmd->add_option("--out", opt->out, "Output type: bf16, fp16 or fp32")->default_val("bf16");
   cmd->add_option("--experts", opt->experts, "Experts (MoE); 0 = dense layer")->default_val(0);
   cmd->add_option("--topk", opt->top_k, "Experts per token (MoE)")->default_val(0);

@@ -16,7 +16,8 @@ namespace {
 
 // Rows of C to compare: all of them when the reference is cheap, else first, last and a
 // random sample.
-std::vector<int64_t> rows_to_check(int64_t m, int64_t n, int64_t k, int64_t requested, uint64_t seed) {
+std::vector<int64_t> rows_to_check(int64_t m, int64_t n, int64_t k, int64_t requested,
+                                   uint64_t seed) {
   std::vector<int64_t> rows;
   const bool cheap = double(m) * double(n) * double(k) <= 4e9;
   if (requested <= 0 && cheap) requested = m;
@@ -47,9 +48,11 @@ Expected<std::vector<double>> run_moe_cpu(const QuantizedWeight& w, const Quanti
     QuantizedWeight we = w;
     we.experts = 1;
     const int64_t rows = w.format.scale_rows(w.n) * w.format.scale_cols(w.k);
-    we.codes.assign(w.codes.begin() + e * w.n * w.row_bytes(), w.codes.begin() + (e + 1) * w.n * w.row_bytes());
+    we.codes.assign(w.codes.begin() + e * w.n * w.row_bytes(),
+                    w.codes.begin() + (e + 1) * w.n * w.row_bytes());
     we.scales.assign(w.scales.begin() + e * rows, w.scales.begin() + (e + 1) * rows);
-    if (!w.zeros.empty()) we.zeros.assign(w.zeros.begin() + e * rows, w.zeros.begin() + (e + 1) * rows);
+    if (!w.zeros.empty())
+      we.zeros.assign(w.zeros.begin() + e * rows, w.zeros.begin() + (e + 1) * rows);
     if (!w.global.empty()) we.global = {w.global[e]};
     std::vector<int64_t> tokens;
     for (int64_t s : slots) tokens.push_back(s / routing.top_k);
@@ -85,12 +88,13 @@ int run_verify(const VerifyOptions& o) {
   auto out = parse_dtype(o.out);
   if (!out) return fail(out.status());
   if (!(*out == DType::bf16() || *out == DType::fp16() || *out == DType::fp32()))
-    return fail(invalid_argument(str("--out ", o.out, " is not supported; accepted: bf16, fp16, fp32")));
+    return fail(
+        invalid_argument(str("--out ", o.out, " is not supported; accepted: bf16, fp16, fp32")));
   auto backend = parse_backend(o.backend);
   if (!backend) return fail(backend.status());
   if (o.m <= 0 || o.n <= 0 || o.k <= 0)
-    return fail(invalid_argument(str("--m, --n and --k must be positive (got m=", o.m, ", n=", o.n,
-                                     ", k=", o.k, ")")));
+    return fail(invalid_argument(
+        str("--m, --n and --k must be positive (got m=", o.m, ", n=", o.n, ", k=", o.k, ")")));
   const bool moe = o.experts > 0;
   if (moe && o.top_k <= 0)
     return fail(invalid_argument(str("--experts ", o.experts, " needs --topk >= 1")));
@@ -145,7 +149,8 @@ int run_verify(const VerifyOptions& o) {
     auto r = reference_gemm(*a, *w, bias, rows);
     if (!r) return fail(r.status());
     ref = std::move(*r);
-    for (int64_t row : rows) got.insert(got.end(), c->begin() + row * o.n, c->begin() + (row + 1) * o.n);
+    for (int64_t row : rows)
+      got.insert(got.end(), c->begin() + row * o.n, c->begin() + (row + 1) * o.n);
     rows_note = int64_t(rows.size()) == o.m ? "all rows" : str(rows.size(), " sampled rows");
   }
   const Comparison cmp = compare(ref, got);
@@ -157,9 +162,10 @@ int run_verify(const VerifyOptions& o) {
                 out->name().c_str(), (long long)o.m, (long long)o.n, (long long)o.k, chosen.c_str(),
                 cmp.rel_frobenius, tol, moe ? "(moe)" : "");
   } else {
-    std::printf("problem    %s%s  M=%lld N=%lld K=%lld\n", moe ? "MoE " : "dense ",
-                moe ? str("E=", o.experts, " top-k=", o.top_k, o.reduce ? " reduced" : "").c_str() : "",
-                (long long)o.m, (long long)o.n, (long long)o.k);
+    std::printf(
+        "problem    %s%s  M=%lld N=%lld K=%lld\n", moe ? "MoE " : "dense ",
+        moe ? str("E=", o.experts, " top-k=", o.top_k, o.reduce ? " reduced" : "").c_str() : "",
+        (long long)o.m, (long long)o.n, (long long)o.k);
     std::printf("weight     %s%s\n", wf->to_string().c_str(),
                 wf->alias().empty() ? "" : (" (" + wf->alias() + ")").c_str());
     std::printf("act        %s    out %s\n", af->to_string().c_str(), out->name().c_str());
@@ -168,8 +174,11 @@ int run_verify(const VerifyOptions& o) {
     std::printf("checked    %s, %lld values\n", rows_note.c_str(), (long long)cmp.count);
     std::printf("rel error  %.3e  (tolerance %.0e)   max abs error %.3e   NaN/inf %lld\n",
                 cmp.rel_frobenius, tol, cmp.max_abs_error, (long long)cmp.nan_count);
-    if (unwritten > 0) std::printf("unwritten  %lld outputs still hold the poison\n", (long long)unwritten);
-    if (first_call_ms > 0) std::printf("prepare    %.1f ms (layer build + kernel compile or cache load)\n", first_call_ms);
+    if (unwritten > 0)
+      std::printf("unwritten  %lld outputs still hold the poison\n", (long long)unwritten);
+    if (first_call_ms > 0)
+      std::printf("prepare    %.1f ms (layer build + kernel compile or cache load)\n",
+                  first_call_ms);
     std::printf("result     %s\n", pass ? "PASS" : "FAIL");
   }
   return pass ? 0 : 1;
