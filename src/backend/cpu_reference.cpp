@@ -3,6 +3,7 @@
 #include <random>
 
 #include "qgemm/reference.h"
+#include "quant/dequantize_rows.h"
 #include "util/parallel.h"
 
 namespace qgemm {
@@ -38,7 +39,7 @@ void accumulate(const std::vector<double>& a_deq, int64_t k, const QuantizedWeig
     for (int64_t en = begin; en < end; ++en) {
       const int64_t e = en / n, col = en % n;
       if (jobs[e].empty()) continue;
-      for (int64_t c = 0; c < k; ++c) w_row[c] = w.dequantize(e, col, c);
+      dequantize_row(w, e, col, w_row.data());
       const double b = bias.empty() ? 0.0 : double(bias[e * n + col]);
       for (const RowJob& job : jobs[e]) {
         const double* a_row = &a_deq[job.a_row * k];
