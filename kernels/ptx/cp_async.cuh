@@ -8,27 +8,11 @@ namespace qgemm {
 
 QGEMM_DEVICE u32 smem_addr(const void* p) { return static_cast<u32>(__cvta_generic_to_shared(p)); }
 
-/// An L2 policy that evicts streamed weights first, so they do not push activations out of L2.
-/// PTX ISA: "createpolicy".
-QGEMM_DEVICE u64 evict_first_policy() {
-  u64 policy;
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-  return policy;
-}
-
 /// Copies 16 bytes, or writes 16 zero bytes when `valid` is false (src-size 0).
 QGEMM_DEVICE void cp_async_16(void* smem, const void* gmem, bool valid) {
   const int src_size = valid ? 16 : 0;
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)), "l"(gmem),
                "r"(src_size));
-}
-
-/// As cp_async_16, with an L2 cache policy (evict_first for weights).
-QGEMM_DEVICE void cp_async_16_hint(void* smem, const void* gmem, bool valid, u64 policy) {
-  const int src_size = valid ? 16 : 0;
-  asm volatile(
-      "cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::"r"(smem_addr(smem)),
-      "l"(gmem), "r"(src_size), "l"(policy));
 }
 
 QGEMM_DEVICE void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }

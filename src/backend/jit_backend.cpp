@@ -96,7 +96,6 @@ class JitLayer final : public PreparedLayer {
       const CudaDriver* d = *cuda_driver();
       QGEMM_CU(d, cuMemsetD8, counters_.ptr(), 0, counters_.bytes());
     }
-    prepared_m_ = std::max(prepared_m_, max_tokens);
     return Status();
   }
 
@@ -268,7 +267,6 @@ class JitLayer final : public PreparedLayer {
   mutable std::mutex gemm_mutex_;
   mutable std::map<std::pair<int64_t, bool>, std::shared_ptr<LtGemm>> gemms_;
   int n_tiles_ = 0, k_units_ = 0, groups_ = 0;
-  int64_t prepared_m_ = 0;
 };
 
 class JitBackend final : public Backend {
