@@ -22,7 +22,6 @@ struct MmaDequant {
   static constexpr int kSteps = mma_layout::unit_steps(kBits);
   static constexpr int kUnitK = mma_layout::unit_k(kBits);
   static constexpr int kWords = mma_layout::unit_words(kBits);
-  static constexpr int kVectors = mma_layout::unit_vectors(kBits);
   static constexpr int kUnitBytes = mma_layout::unit_bytes(kBits);
   static constexpr bool kGroups = Cfg::kGroupK > 0;
 

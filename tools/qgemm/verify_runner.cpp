@@ -1,7 +1,6 @@
 #include "verify_runner.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <random>
