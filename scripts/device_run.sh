@@ -5,6 +5,8 @@
 #   gputests    the GPU test binary (filter with GTEST_FILTER)
 #   verify      a few qgemm verify runs on the jit backend
 #   bench:NAME  qgemm bench bench/recipes/NAME.yaml, JSON and SVG into $OUT
+#   tune        qgemm tune for each '|'-separated argument list in TUNE_ARGS, into one table
+#               $OUT/tuning.json (e.g. TUNE_ARGS="--n 8192 --k 8192 --weight int4/g128/bf16")
 # Every step's log goes to $OUT/<step>.log; a short summary is printed last.
 set -u
 OUT=${OUT:-/tmp/qgemm-out}
@@ -26,6 +28,14 @@ for step in "$@"; do
       { for w in int4/g128/bf16 nvfp4 uint4/g128/fp16/zp e4m3/b128x128/fp32; do
           "$BIN/qgemm" verify --m 33 --n 4100 --k 2048 --weight "$w" --backend jit --bias; done; } > "$OUT/verify.log" 2>&1
       rc=$? ;;
+    tune)
+      rc=0
+      IFS='|' read -ra layers <<< "${TUNE_ARGS:---n 8192 --k 8192 --weight int4/g128/bf16}"
+      for args in "${layers[@]}"; do
+        # shellcheck disable=SC2086
+        timeout "${TUNE_TIMEOUT:-400}" "$BIN/qgemm" tune $args --out "$OUT/tuning.json" >> "$OUT/tune.log" 2>&1 || rc=$?
+      done
+      grep -vE "^(mma_gemm|expand)" "$OUT/tune.log" | tail -n 60 ;;
     bench:*)
       name=${step#bench:}
       timeout "${BENCH_TIMEOUT:-400}" "$BIN/qgemm" bench "bench/recipes/$name.yaml" --out "$OUT/$name.json" --plot "$OUT/$name.svg" > "$OUT/bench_$name.log" 2>&1

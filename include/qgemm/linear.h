@@ -28,8 +28,12 @@ struct LinearOptions {
   ActFormat act;              ///< format of the activations passed to run()
   DType out = DType::bf16();  ///< output type: bf16, fp16 or fp32
   BackendKind backend = BackendKind::kAuto;
-  int device = 0;            ///< GPU ordinal; -1 = host memory (cpu backend only)
-  std::string tuning_table;  ///< tuning table path; "" = default search path
+  int device = 0;  ///< GPU ordinal; -1 = host memory (cpu backend only)
+  /// Tuning table (`qgemm tune`) for the jit backend's kernel choice: a path, "" for the
+  /// default search path ($QGEMM_TUNING_DIR, else the cache directory's tuning/ folder) or
+  /// "none" for the built-in heuristics. A table measured on another GPU is ignored (explain()
+  /// says so).
+  std::string tuning_table;
 };
 
 /// One call of a Linear layer: C[m, N] = A[m, K] . W^T (+ bias). Pointers are device pointers

@@ -19,6 +19,13 @@
 // small integers). Channel, tensor and global scales are one fp32 factor per row in the
 // epilogue. Split-K CTAs (gridDim.z > 1) write fp32 partials; the last CTA of a tile to finish
 // sums them in split order (deterministic) and stores C.
+//
+// Hopper variant (Cfg::kWgmma, sm_90a): the four warps of a warpgroup (warp_n = 0..3, one tile
+// each) hold the 64 x 16 A operand of one wgmma.mma_async.m64n(8 kFragsM)k16 per k-step in
+// registers, and the tensor core reads the warpgroup's tokens from shared memory through a
+// descriptor, so the activation tile takes wgmma's 128-byte swizzle layout instead (see
+// act_offset). The accumulator fragments are those of mma.m16n8k16, so flushes, split-K and the
+// epilogue are shared.
 #pragma once
 
 #include "common/base.cuh"
@@ -29,6 +36,7 @@
 #include "ptx/cp_async.cuh"
 #include "ptx/half2.cuh"
 #include "ptx/mma_sync.cuh"
+#include "ptx/wgmma.cuh"
 
 namespace qgemm {
 
@@ -55,9 +63,12 @@ struct MmaGemm {
   static constexpr int kWeightBytes = kTilesCta * kUnits * kUnitBytes;
   static constexpr int kActBytes = kBlockM * kStageK * 2;
   static constexpr int kScaleBytes = kTilesCta * kGroupsPerStage * 8 * kScalePairBytes;
-  static constexpr int kStageBytes = mma_layout::stage_bytes(
+  static constexpr bool kWgmma = Cfg::kWgmma;
+  static constexpr int kPackedStageBytes = mma_layout::stage_bytes(
       kBits, kTilesCta, kUnits, kBlockM, kGroupsPerStage, Cfg::kScaleElem, Cfg::kZeroTable);
-  static constexpr int kSmemBytes = kStageBytes * Cfg::kStages;
+  static constexpr int kStageBytes =
+      kWgmma ? mma_layout::wgmma_stage_bytes(kPackedStageBytes) : kPackedStageBytes;
+  static constexpr int kSmemBytes = mma_layout::ring_bytes(kPackedStageBytes, Cfg::kStages, kWgmma);
 
   static_assert(kBits >= 1 && kBits <= 8, "weight codes are 1..8 bits");
   static_assert(Cfg::kStages >= 2, "the cp.async ring needs at least two stages");
@@ -67,8 +78,31 @@ struct MmaGemm {
                 "a stage must hold whole groups or lie inside one");
   static_assert(kStageK / 8 >= 8, "the activation swizzle needs at least 8 chunks per row");
   static_assert(!Cfg::kZeroTable || kGroups, "zero-point tables come with group scales");
+  static_assert(!kWgmma || (Cfg::kWarpsN == 4 && kTN == 1),
+                "wgmma: a warpgroup is the 4 warps along N with one 16-row tile each (64 rows)");
+  static_assert(!kWgmma || kFM <= 32, "wgmma: at most 256 tokens (32 fragments) per warpgroup");
+  static_assert(!kWgmma || kStageK % 64 == 0, "wgmma: stages hold whole 64-K swizzle slabs");
+  static_assert(!kWgmma || kWeightBytes % mma_layout::kWgmmaAlign == 0,
+                "wgmma: the activation tile must start 1024-byte aligned in its stage");
 
   // ---- stage loading (all threads) -------------------------------------------------------
+
+  // Activation tile of a stage: token rows of kStageK elements, 16-byte chunk c of row r at
+  // chunk c ^ (r % 8) (conflict-free ldmatrix). With wgmma, the canonical K-major 128-byte
+  // swizzle layout the descriptor describes (PTX "Shared Memory Matrix Layout"):
+  //
+  //   slab s = k / 64:  [kBlockM rows][128 B], slabs kBlockM * 128 B apart
+  //   row r of slab s:  s * kBlockM * 128 + r * 128     8-row groups 1024 B apart (SBO)
+  //   chunk c (k 8c..): at chunk c ^ (r % 8) of the row  (the address bits 4-6 ^= bits 7-9)
+  static constexpr int kSlabBytes = kBlockM * 128;
+
+  /// Byte offset of chunk `chunk` (8 elements along K) of token row `row` in the tile.
+  static QGEMM_DEVICE int act_offset(int row, int chunk) {
+    if constexpr (kWgmma)
+      return (chunk / 8) * kSlabBytes + row * 128 + (((chunk % 8) ^ (row & 7)) * 16);
+    else
+      return row * kStageK * 2 + ((chunk ^ (row & 7)) * 16);
+  }
 
   // NOTE: every copy loop has a compile-time trip count, so it unrolls into straight-line
   // predicated cp.async; what does not depend on the stage is computed once per thread here.
@@ -108,7 +142,7 @@ struct MmaGemm {
       const bool inside = c < kActChunks && m0 + row < p.m;
       l.a_src[i] = inside ? p.a + static_cast<i64>(m0 + row) * p.lda + chunk * 8 : nullptr;
       l.a_k[i] = chunk * 8;
-      l.a_dst[i] = row * kStageK * 2 + ((chunk ^ (row & 7)) * 16);
+      l.a_dst[i] = act_offset(row, chunk);
     }
     return l;
   }
@@ -199,6 +233,39 @@ struct MmaGemm {
     }
   }
 
+  /// The A fragment of k-step kStep of a unit of tile `tile` (this stage's group j): exact
+  /// fp16/bf16 weight codes with zero points removed. Integer zero points go as exact half pairs
+  /// before the MMA; float ones in fp32.
+  template <int kStep>
+  static QGEMM_DEVICE FragA decode_a(const u32 (&words)[kWords], const u8* zeros, int tile, int j,
+                                     int g) {
+    const int zat = (tile * kGroupsPerStage + j) * 8 + g;
+    u32 zero2[2] = {0, 0};
+    float zf[2] = {0.0f, 0.0f};
+    if constexpr (Cfg::kZeroTable == 1) {
+      const u32 zw = reinterpret_cast<const u32*>(zeros)[zat];
+      zero2[0] = low_half_both(zw);
+      zero2[1] = high_half_both(zw);
+    } else if constexpr (Cfg::kZeroTable == 2) {
+      const float2 z = reinterpret_cast<const float2*>(zeros)[zat];
+      zf[0] = z.x;
+      zf[1] = z.y;
+    }
+    FragA a;
+    static_for<0, 4>([&](auto r_) {
+      constexpr int r = decltype(r_)::value;
+      u32 v = decode_weight_pair<Cfg, kStep * 4 + r>(words);
+      if constexpr (Cfg::kZeroTable == 1) {
+        v = hfma2<kAct>(zero2[r & 1], exact_half2_bits<kAct>(-1.0), v);
+      } else if constexpr (Cfg::kZeroTable == 2) {
+        v = pack_half2<kAct>(half_to_float<kAct>(static_cast<u16>(v & 0xffffu)) - zf[r & 1],
+                             half_to_float<kAct>(static_cast<u16>(v >> 16)) - zf[r & 1]);
+      }
+      a.r[r] = v;
+    });
+    return a;
+  }
+
   // ---- the math of one stage ---------------------------------------------------------------
 
   static QGEMM_DEVICE void compute_stage(const u8* stage, FragC (&acc)[kTN][kFM],
@@ -238,31 +305,7 @@ struct MmaGemm {
           constexpr int j = (!kGroups || Cfg::kGroupK >= kStageK) ? 0 : k_local / Cfg::kGroupK;
 #pragma unroll
           for (int tn = 0; tn < kTN; ++tn) {
-            // Zero points: integer ones as exact half pairs before the MMA; float ones in fp32.
-            const int zat = ((warp_n * kTN + tn) * kGroupsPerStage + j) * 8 + g;
-            u32 zero2[2] = {0, 0};
-            float zf[2] = {0.0f, 0.0f};
-            if constexpr (Cfg::kZeroTable == 1) {
-              const u32 zw = reinterpret_cast<const u32*>(zeros)[zat];
-              zero2[0] = low_half_both(zw);
-              zero2[1] = high_half_both(zw);
-            } else if constexpr (Cfg::kZeroTable == 2) {
-              const float2 z = reinterpret_cast<const float2*>(zeros)[zat];
-              zf[0] = z.x;
-              zf[1] = z.y;
-            }
-            FragA a;
-            static_for<0, 4>([&](auto r_) {
-              constexpr int r = decltype(r_)::value;
-              u32 v = decode_weight_pair<Cfg, step * 4 + r>(words[tn]);
-              if constexpr (Cfg::kZeroTable == 1) {
-                v = hfma2<kAct>(zero2[r & 1], exact_half2_bits<kAct>(-1.0), v);
-              } else if constexpr (Cfg::kZeroTable == 2) {
-                v = pack_half2<kAct>(half_to_float<kAct>(static_cast<u16>(v & 0xffffu)) - zf[r & 1],
-                                     half_to_float<kAct>(static_cast<u16>(v >> 16)) - zf[r & 1]);
-              }
-              a.r[r] = v;
-            });
+            const FragA a = decode_a<step>(words[tn], zeros, warp_n * kTN + tn, j, g);
 #pragma unroll
             for (int fm = 0; fm < kFM; ++fm) {
               if constexpr (kGroups)
@@ -278,6 +321,56 @@ struct MmaGemm {
       });
     });
     // A stage inside a larger group flushes where the group (or this CTA's K range) ends.
+    if constexpr (kGroups && Cfg::kGroupK >= kStageK)
+      if (flush_at_end) flush(acc, part, scales, 0, warp_n, g);
+  }
+
+  /// compute_stage on wgmma: one m64n(8 kFM)k16 per k-step for the warpgroup, A from this
+  /// warp's decoded tile, B the warpgroup's kFM * 8 tokens. Every warp of the warpgroup must call
+  /// it (wgmma is warpgroup-collective), also those whose tile lies beyond the weight: their
+  /// codes and scales are zero-filled and their rows never stored.
+  static QGEMM_DEVICE void compute_stage_wgmma(const u8* stage, FragC (&acc)[kTN][kFM],
+                                               FragC (&part)[kTN][kFM], bool flush_at_end,
+                                               int warp_n, int warp_m, int lane) {
+    const u8* act = stage + kWeightBytes;
+    const u8* scales = act + kActBytes;
+    const u8* zeros = scales + kScaleBytes;
+    const int g = lane / 4;
+    // The warpgroup's tokens are 8-row groups warp_m * kFM .. of every slab (1024 B each); a
+    // step's descriptor adds its slab and 32-byte K offset to the address field (in 16 bytes:
+    // no carry, shared addresses are below 256 KB).
+    const u64 b_desc = wgmma_desc_sw128(smem_addr(act) + warp_m * kFM * 1024);
+    FragC(&d)[kFM] = kGroups ? part[0] : acc[0];
+    static_for<0, kUnits>([&](auto u_) {
+      constexpr int u = decltype(u_)::value;
+      u32 words[kWords];
+      load_unit_words<kBits>(stage + (warp_n * kUnits + u) * kUnitBytes + lane * 16, words);
+      static_for<0, kSteps>([&](auto s_) {
+        constexpr int step = decltype(s_)::value;
+        constexpr int k_local = u * kUnitK + step * 16;
+        constexpr int j = (!kGroups || Cfg::kGroupK >= kStageK) ? 0 : k_local / Cfg::kGroupK;
+        FragA a = decode_a<step>(words, zeros, warp_n, j, g);
+        wgmma_pin(a);
+        wgmma_pin(d);
+        wgmma_fence();
+        constexpr int kOffset = (k_local / 64) * kSlabBytes + (k_local % 64) * 2;
+        wgmma_rs<kAct>(d, a, b_desc + (kOffset >> 4));
+        wgmma_commit();
+        // NOTE: one wgmma in flight while the next fragment decodes: steps on one accumulator
+        // run in order anyway, and older A fragments free their registers (-16 registers, same
+        // H200 time as waiting only at the end of the stage).
+        wgmma_wait<1>();
+        // Groups smaller than a stage end at known steps: their sums are read once complete.
+        if constexpr (kGroups && Cfg::kGroupK < kStageK && (k_local + 16) % Cfg::kGroupK == 0) {
+          wgmma_wait<0>();
+          wgmma_pin(d);
+          flush(acc, part, scales, j, warp_n, g);
+        }
+      });
+    });
+    // NOTE: complete before returning: the ring's next cp.async may overwrite this stage.
+    wgmma_wait<0>();
+    wgmma_pin(d);
     if constexpr (kGroups && Cfg::kGroupK >= kStageK)
       if (flush_at_end) flush(acc, part, scales, 0, warp_n, g);
   }
@@ -313,6 +406,9 @@ struct MmaGemm {
   }
 
   static QGEMM_DEVICE void run(const MmaGemmParams& p, u8* smem) {
+    if constexpr (kWgmma)  // the launch reserves kWgmmaAlign bytes of slack for this
+      smem += (mma_layout::kWgmmaAlign - smem_addr(smem) % mma_layout::kWgmmaAlign) %
+              mma_layout::kWgmmaAlign;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int warp_n = warp % Cfg::kWarpsN, warp_m = warp / Cfg::kWarpsN;
     const int n_tile0 = blockIdx.x * kTilesCta;
@@ -343,6 +439,9 @@ struct MmaGemm {
     }
     for (int it = 0; it < iters; ++it) {
       cp_async_wait<Cfg::kStages - 2>();
+      // NOTE: wgmma reads shared memory through the async proxy, cp.async wrote it through the
+      // generic one: each thread fences its own copies, the barrier then covers everyone's.
+      if constexpr (kWgmma) fence_proxy_async_shared();
       __syncthreads();
       const int next = it + Cfg::kStages - 1;
       if (next < iters)
@@ -353,7 +452,10 @@ struct MmaGemm {
       if constexpr (kGroups && Cfg::kGroupK >= kStageK)
         flush_at_end =
             ((unit_begin + it * kUnits) * kUnitK + kStageK) % Cfg::kGroupK == 0 || it == iters - 1;
-      if (warp_active)
+      if constexpr (kWgmma)
+        compute_stage_wgmma(smem + (it % Cfg::kStages) * kStageBytes, acc, part, flush_at_end,
+                            warp_n, warp_m, lane);
+      else if (warp_active)
         compute_stage(smem + (it % Cfg::kStages) * kStageBytes, acc, part, flush_at_end, warp_n,
                       warp_m, lane);
     }

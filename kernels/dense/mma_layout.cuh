@@ -84,6 +84,21 @@ QGEMM_HOST_DEVICE constexpr int stage_bytes(int bits, int tiles_cta, int units, 
              (scale_pair_bytes(scale_elem) + zero_pair_bytes(zero_kind));
 }
 
+/// The wgmma variant's alignment: its activation tiles use the 128-byte swizzle, whose pattern
+/// repeats every 1024 bytes and must start on a 1024-byte boundary.
+constexpr int kWgmmaAlign = 1024;
+
+/// Stage bytes of the wgmma variant: `stage_bytes` rounded up so every stage starts aligned.
+QGEMM_HOST_DEVICE constexpr int wgmma_stage_bytes(int stage_bytes) {
+  return (stage_bytes + kWgmmaAlign - 1) / kWgmmaAlign * kWgmmaAlign;
+}
+
+/// Dynamic shared memory of a kernel: the stage ring, plus for wgmma the slack that lets the
+/// kernel round its base up to kWgmmaAlign (the launch guarantees less).
+QGEMM_HOST_DEVICE constexpr int ring_bytes(int stage_bytes, int stages, bool wgmma) {
+  return wgmma ? stages * wgmma_stage_bytes(stage_bytes) + kWgmmaAlign : stages * stage_bytes;
+}
+
 /// Scale groups whose tables one stage holds: one when the stage lies inside a group.
 QGEMM_HOST_DEVICE constexpr int groups_per_stage(int group_k, int stage_k) {
   return group_k <= 0 ? 0 : (group_k >= stage_k ? 1 : stage_k / group_k);

@@ -76,6 +76,7 @@ Expected<Linear> Linear::create(const QuantizedWeight& weight, const LinearOptio
   p.act = options.act;
   p.out = options.out;
   p.device = options.device;
+  p.tuning_table = options.tuning_table;
   if (options.device >= 0) {
     const auto devices = list_devices();
     if (options.device >= int(devices.size())) {

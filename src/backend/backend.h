@@ -22,6 +22,8 @@ struct LayerProblem {
   /// False when planning for a described device (`qgemm plan --arch`): backends then answer on
   /// capability and skip checks that need the real GPU (cuBLASLt needs one to start).
   bool runtime_checks = true;
+  /// Tuning table for the jit plan: a path, "" for the default search path, "none" for none.
+  std::string tuning_table;
 
   std::string to_string() const;
 };

@@ -13,20 +13,22 @@ namespace qgemm {
 // the plain name to (cuMemAlloc -> cuMemAlloc_v2, ...).
 #define QGEMM_DRIVER_FUNCTIONS(X)                                                                  \
   X(cuInit)                                                                                        \
-  X(cuDriverGetVersion) X(cuGetErrorName) X(cuGetErrorString) X(cuDeviceGetCount) X(cuDeviceGet)   \
-      X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDeviceTotalMem) X(cuDevicePrimaryCtxRetain)   \
-          X(cuCtxSetCurrent) X(cuCtxGetCurrent) X(cuCtxSynchronize) X(cuMemAlloc) X(cuMemFree)     \
-              X(cuMemGetInfo) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoD) X(cuMemcpyDtoDAsync) \
-                  X(cuMemsetD8) X(cuMemsetD8Async) X(cuMemsetD32Async) X(cuModuleLoadData)         \
-                      X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncSetAttribute)               \
-                          X(cuFuncGetAttribute) X(cuLaunchKernel) X(cuLaunchKernelEx) X(           \
-                              cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize)            \
-                              X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuStreamIsCapturing) \
-                                  X(cuGraphInstantiateWithFlags) X(cuGraphLaunch) X(               \
-                                      cuGraphExecDestroy) X(cuGraphDestroy) X(cuEventCreate)       \
-                                      X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime) \
-                                          X(cuEventDestroy) X(cuTensorMapEncodeTiled)              \
-                                              X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
+  X(cuDriverGetVersion)                                                                            \
+  X(cuGetErrorName) X(cuGetErrorString) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName)      \
+      X(cuDeviceGetAttribute) X(cuDeviceTotalMem) X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent)   \
+          X(cuCtxGetCurrent) X(cuCtxSynchronize) X(cuMemAlloc) X(cuMemFree) X(cuMemGetInfo)        \
+              X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoD) X(cuMemcpyDtoDAsync) X(cuMemsetD8)   \
+                  X(cuMemsetD8Async) X(cuMemsetD32Async) X(cuModuleLoadData) X(cuModuleUnload)     \
+                      X(cuModuleGetFunction) X(cuFuncSetAttribute) X(cuFuncGetAttribute) X(        \
+                          cuLaunchKernel) X(cuLaunchKernelEx) X(cuStreamCreate) X(cuStreamDestroy) \
+                          X(cuStreamSynchronize) X(cuStreamBeginCapture) X(cuStreamEndCapture)     \
+                              X(cuStreamIsCapturing) X(cuGraphInstantiateWithFlags)                \
+                                  X(cuGraphLaunch) X(cuGraphExecDestroy) X(cuGraphDestroy)         \
+                                      X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize)      \
+                                          X(cuEventElapsedTime) X(cuEventDestroy)                  \
+                                              X(cuTensorMapEncodeTiled)                            \
+                                                  X(cuOccupancyMaxActiveBlocksPerMultiprocessor)   \
+                                                      X(cuMemcpy2DAsync) X(cuMemsetD2D16Async)
 
 struct CudaDriver {
 #define QGEMM_DECLARE(name) decltype(&::name) name = nullptr;

@@ -1,5 +1,8 @@
 #include "jit/mma_gemm.h"
 
+#include <algorithm>
+
+#include "dense/mma_dequant_params.cuh"
 #include "dense/mma_layout.cuh"
 #include "pack/mma_pack.h"
 #include "util/hash.h"
@@ -49,8 +52,10 @@ int MmaGemmConfig::unit_k() const { return mma_layout::unit_k(bits); }
 
 int MmaGemmConfig::smem_bytes() const {
   const int gps = mma_layout::groups_per_stage(group_k, stage_k());
-  return stages * mma_layout::stage_bytes(bits, tiles_n * warps_n, units_per_stage, block_m(), gps,
-                                          elem_index(scale_table), zero_kind());
+  return mma_layout::ring_bytes(
+      mma_layout::stage_bytes(bits, tiles_n * warps_n, units_per_stage, block_m(), gps,
+                              elem_index(scale_table), zero_kind()),
+      stages, wgmma);
 }
 
 Status MmaGemmConfig::validate() const {
@@ -80,12 +85,25 @@ Status MmaGemmConfig::validate() const {
         arch == "sm_90a"))
     return invalid_argument(
         str(where, ": arch ", arch, " is not supported (sm_80, sm_86, sm_89, sm_90a)"));
+  if (wgmma) {
+    if (arch != "sm_90a")
+      return invalid_argument(str(where, ": wgmma needs arch sm_90a, not ", arch));
+    if (warps_n != 4 || tiles_n != 1)
+      return invalid_argument(str(where, ": wgmma needs warps_n=4 and tiles_n=1 (a warpgroup's ",
+                                  "64 rows), not warps_n=", warps_n, " tiles_n=", tiles_n));
+    if (frags_m > 32)
+      return invalid_argument(str(where, ": wgmma takes at most 256 tokens per warpgroup, ",
+                                  "frags_m=", frags_m, " is more than 32"));
+    if (stage_k() % 64 != 0)
+      return invalid_argument(
+          str(where, ": wgmma needs a stage K multiple of 64, not ", stage_k()));
+  }
   return Status();
 }
 
 std::string MmaGemmConfig::tiling() const {
   return str("w", warps_n, "x", warps_m, " t", tiles_n, " f", frags_m, " u", units_per_stage, " s",
-             stages);
+             stages, wgmma ? " wg" : "");
 }
 
 std::string MmaGemmConfig::to_string() const {
@@ -160,6 +178,9 @@ KernelSpec MmaGemmConfig::spec() const {
           "  static constexpr int kStages = ",
           stages,
           ";\n"
+          "  static constexpr bool kWgmma = ",
+          wgmma ? "true" : "false",
+          ";\n"
           "};\n"
           "template __global__ void qgemm::mma_gemm_kernel<Cfg>(const qgemm::MmaGemmParams);\n");
   s.name_expression = "&qgemm::mma_gemm_kernel<Cfg>";
@@ -171,12 +192,24 @@ KernelSpec MmaGemmConfig::dequant_spec() const {
   s.family = "mma_dequant";
   s.config = str(to_string().substr(0, to_string().find(' ')), " ", act.name(), " ", arch);
   s.arch = arch;
-  s.threads = 256;
+  s.threads = mma_dequant::kThreads;
   s.source = str(
       "#include \"dense/mma_dequant.cuh\"\nstruct Cfg {\n", format_fields(), "};\n",
       "template __global__ void qgemm::mma_dequant_kernel<Cfg>(const qgemm::MmaDequantParams);\n");
   s.name_expression = "&qgemm::mma_dequant_kernel<Cfg>";
   return s;
+}
+
+LaunchShape mma_dequant_launch(const MmaGemmConfig&, int n_tiles, int k_units,
+                               int multiprocessors) {
+  const int64_t items = mma_dequant::items(n_tiles, k_units);
+  const int64_t wave = int64_t(mma_dequant::kBlocksPerSm) * std::max(multiprocessors, 1);
+  LaunchShape shape;
+  shape.blocks = static_cast<unsigned>(
+      std::clamp<int64_t>((items + mma_dequant::kWarps - 1) / mma_dequant::kWarps, 1, wave));
+  shape.threads = mma_dequant::kThreads;
+  shape.smem_bytes = 0;
+  return shape;
 }
 
 }  // namespace qgemm

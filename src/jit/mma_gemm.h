@@ -32,6 +32,9 @@ struct MmaGemmConfig {
   int units_per_stage = 2;  ///< K units per pipeline stage
   int stages = 4;           ///< cp.async ring depth
   int split_waves = 2;      ///< split-K aims at this many CTAs per SM (a launch setting)
+  /// Hopper variant: one wgmma.m64n(8 frags_m)k16 per warpgroup and k-step instead of mma.sync
+  /// (sm_90a; warps_n 4, tiles_n 1, frags_m <= 32, whole 64-K activation slabs per stage).
+  bool wgmma = false;
   std::string arch = "sm_80";
 
   /// The format part of a config for a layer; tiling left at defaults.
@@ -39,7 +42,7 @@ struct MmaGemmConfig {
 
   Status validate() const;
   std::string to_string() const;
-  /// Tiling only, e.g. "w4x1 t2 f8 u2 s4".
+  /// Tiling only, e.g. "w4x1 t2 f8 u2 s4" (" wg" appended for wgmma).
   std::string tiling() const;
   uint64_t hash() const;
   KernelSpec spec() const;
@@ -62,5 +65,18 @@ struct MmaGemmConfig {
   /// The format members of the generated Cfg struct (shared by spec() and dequant_spec()).
   std::string format_fields() const;
 };
+
+/// Grid, block and dynamic shared memory of one launch of the expansion kernel.
+struct LaunchShape {
+  unsigned blocks = 1;
+  unsigned threads = 0;
+  unsigned smem_bytes = 0;  ///< dynamic shared memory (the kernel's own is static)
+};
+
+/// Launch shape of `config.dequant_spec()` for a packed weight of `n_tiles` x `k_units`: one
+/// wave of at most mma_dequant::kBlocksPerSm blocks per multiprocessor, whose warps stride
+/// over the (16-row tile, K unit) work items. The same for every format today.
+LaunchShape mma_dequant_launch(const MmaGemmConfig& config, int n_tiles, int k_units,
+                               int multiprocessors);
 
 }  // namespace qgemm

@@ -4,41 +4,39 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iterator>
+#include <sstream>
 
 #include "dense/mma_layout.cuh"
 
 namespace qgemm {
 namespace {
 
-// NOTE: four token buckets, so a layer compiles at most four kernels: decode (8 tokens per CTA,
-// long 256-K stages so the fixed cost of a stage is spread over many weights), small batches
-// (32), medium (64) and a 128-row x 64-token tile above. Splits are a launch parameter, not a
-// kernel parameter, so they cost no extra compiles. The decode and small-batch tiles and their
-// split targets (`waves`: CTAs per SM) come from the H200 sweep in bench/NOTES.md.
+// NOTE: three token buckets, so that with the cuBLAS hand-off's expansion kernel a layer
+// compiles at most four kernels: decode and small batches (8 tokens per CTA, long 256-K stages
+// so the fixed cost of a stage is spread over many weights, split-K aiming at 2 CTAs per SM),
+// medium batches (a 64-row x 64-token tile of two warp rows, one CTA per SM) and a 128-row x
+// 64-token tile of eight warps above. Splits are a launch parameter, not a kernel parameter, so
+// they cost no extra compiles. These are the kernels `qgemm tune` chose on the H200 for
+// int4/g128 x bf16, N = K = 8192 (bench/NOTES.md, "planner"): within 1.3% of the best of 16
+// candidates at every M; tuning tables replace them per layer.
 struct Bucket {
   int64_t max_m;
-  int warps_n, warps_m, tiles_n, frags_m, stages, stage_k, waves;
+  MmaTile tile;
 };
-constexpr Bucket kBuckets[] = {
-    {8, 4, 1, 1, 1, 6, 256, 2},
-    {32, 4, 1, 1, 4, 6, 128, 4},
-    {64, 4, 1, 1, 8, 4, 128, 2},
-    {INT64_MAX, 4, 2, 2, 4, 4, 128, 2},
+const Bucket kBuckets[] = {
+    {32, {4, 1, 1, 1, 6, 256, 2}},
+    {128, {4, 2, 1, 4, 4, 128, 1}},
+    {INT64_MAX, {8, 1, 1, 8, 4, 128, 1}},
 };
 
-// NOTE: tuning switches until the autotuner lands (read once per process):
-//   QGEMM_MMA_BUCKET<i>=warps_n,warps_m,tiles_n,frags_m,stages,stage_k  replaces bucket i's tile
+// NOTE: tuning switches for experiments (read once per process):
+//   QGEMM_MMA_BUCKET<i>="w4x1 t1 f4 s6 k128 waves4"  replaces bucket i's tile
 //   QGEMM_SPLIT_WAVES=<w>        split-K aims at w CTAs per SM in every bucket
 //   QGEMM_SPLIT_MIN_STAGES=<s>   each split keeps at least s pipeline stages (default 4)
-Bucket bucket(size_t i) {
-  Bucket b = kBuckets[i];
-  if (const char* env = std::getenv(str("QGEMM_MMA_BUCKET", i).c_str())) {
-    Bucket t = b;
-    if (std::sscanf(env, "%d,%d,%d,%d,%d,%d", &t.warps_n, &t.warps_m, &t.tiles_n, &t.frags_m,
-                    &t.stages, &t.stage_k) == 6)
-      b = t;
-  }
-  return b;
+MmaTile bucket_tile(size_t i) {
+  if (const char* env = std::getenv(str("QGEMM_MMA_BUCKET", i).c_str()))
+    if (auto t = MmaTile::parse(env)) return *t;
+  return kBuckets[i].tile;
 }
 
 int env_int(const char* name, int fallback) {
@@ -48,6 +46,49 @@ int env_int(const char* name, int fallback) {
 }
 
 }  // namespace
+
+std::string MmaTile::to_string() const {
+  return str("w", warps_n, "x", warps_m, " t", tiles_n, " f", frags_m, " s", stages, " k", stage_k,
+             " waves", waves);
+}
+
+Expected<MmaTile> MmaTile::parse(const std::string& text) {
+  MmaTile t;
+  std::istringstream in(text);
+  std::string part;
+  bool seen[7] = {};
+  auto bad = [&](const std::string& why) {
+    return invalid_argument(str("mma tile '", text, "': ", why,
+                                "; expected e.g. \"w4x1 t1 f4 s6 k128 waves4\" (warps NxM, tiles "
+                                "per warp, 8-token groups per warp, stages, K per stage, "
+                                "CTAs per SM)"));
+  };
+  while (in >> part) {
+    int a = 0, b = 0;
+    char tail = 0;
+    if (std::sscanf(part.c_str(), "w%dx%d%c", &a, &b, &tail) == 2) {
+      t.warps_n = a, t.warps_m = b, seen[0] = true;
+    } else if (std::sscanf(part.c_str(), "waves%d%c", &a, &tail) == 1) {
+      t.waves = a, seen[6] = true;
+    } else if (std::sscanf(part.c_str(), "t%d%c", &a, &tail) == 1) {
+      t.tiles_n = a, seen[1] = true;
+    } else if (std::sscanf(part.c_str(), "f%d%c", &a, &tail) == 1) {
+      t.frags_m = a, seen[2] = true;
+    } else if (std::sscanf(part.c_str(), "s%d%c", &a, &tail) == 1) {
+      t.stages = a, seen[3] = true;
+    } else if (std::sscanf(part.c_str(), "k%d%c", &a, &tail) == 1) {
+      t.stage_k = a, seen[4] = true;
+    } else {
+      return bad(str("unknown part '", part, "'"));
+    }
+  }
+  if (!(seen[0] && seen[1] && seen[2] && seen[3] && seen[4]))
+    return bad("needs the w, t, f, s and k parts");
+  if (t.warps_n < 1 || t.warps_m < 1 || t.tiles_n < 1 || t.frags_m < 1 || t.stages < 2 ||
+      t.stage_k < 16 || t.waves < 1)
+    return bad("every count must be positive (stages >= 2, K per stage >= 16)");
+  return t;
+}
 
 int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const DeviceInfo& device) {
   const int64_t n_tiles = (n + 15) / 16;
@@ -62,60 +103,69 @@ int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const De
   return static_cast<int>(std::clamp<int64_t>(splits, 1, 16));
 }
 
-Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const WeightFormat& weight,
-                                                  DType act, DType out, const DeviceInfo& device) {
+Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& weight, DType act,
+                                       DType out, const DeviceInfo& device) {
   if (device.sm() < 80)
     return unsupported(
         str("the mma.sync kernels need sm_80 or newer, the device is ", device.arch()));
+  MmaGemmConfig c = MmaGemmConfig::from_format(weight, act, out);
+  c.arch = device.arch();
+  c.warps_n = t.warps_n;
+  c.warps_m = t.warps_m;
+  c.tiles_n = t.tiles_n;
+  c.frags_m = t.frags_m;
+  c.stages = t.stages;
+  c.split_waves = t.waves;
+  c.units_per_stage = std::max(1, t.stage_k / c.unit_k());
+  // Groups smaller than a unit (g16, g32 under the 64-K unit of 4-bit codes) flush their fp32
+  // partial sums several times per unit: with 8 token groups per warp, two units per stage
+  // keep too many sums and scales live (e2m1/g32 spilled at 255 registers, `qgemm jit check`).
+  if (c.group_k > 0 && c.group_k < c.unit_k() && c.frags_m >= 8) c.units_per_stage = 1;
+  // Groups smaller than a stage must divide it; groups larger must be a multiple of it.
+  if (c.group_k > 0 && c.group_k % c.stage_k() != 0 && c.stage_k() % c.group_k != 0)
+    c.units_per_stage = 1;
+  // Wide codes hold many words per lane and unit (12 for 3- and 6-bit, 28 for 7-bit): one
+  // tile per warp, and at most 32 tokens per warp past 8 words, or the registers spill.
+  const int words = mma_layout::unit_words(c.bits);
+  if (words > 4) c.tiles_n = 1;
+  if (words > 8) c.frags_m = std::min(c.frags_m, 4);
+  while (c.smem_bytes() > device.smem_per_block && c.stages > 2) --c.stages;
+  if (c.smem_bytes() > device.smem_per_block && c.units_per_stage > 1) c.units_per_stage = 1;
+  while (c.smem_bytes() > device.smem_per_block && c.stages > 2) --c.stages;
+  // NOTE: 256-K units (1, 3, 5, 7 bits) with 128 tokens need 128 KB of activations for two
+  // stages, more than 99 KB parts (sm_86, sm_89) have: halve the token tile before giving up.
+  while (c.smem_bytes() > device.smem_per_block && c.frags_m > 1) c.frags_m /= 2;
+  if (c.smem_bytes() > device.smem_per_block)
+    return unsupported(str("mma_gemm ", c.to_string(), " needs ", c.smem_bytes(),
+                           " bytes of shared memory, the device allows ", device.smem_per_block));
+  Status s = c.validate();
+  if (!s.ok()) return unsupported(s.message());
+  return c;
+}
+
+Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const WeightFormat& weight,
+                                                  DType act, DType out, const DeviceInfo& device) {
   (void)n;
   (void)k;
   std::vector<MmaPlanEntry> plan;
-  for (size_t bi = 0; bi < std::size(kBuckets); ++bi) {
-    const Bucket b = bucket(bi);
-    MmaGemmConfig c = MmaGemmConfig::from_format(weight, act, out);
-    c.arch = device.arch();
-    c.warps_n = b.warps_n;
-    c.warps_m = b.warps_m;
-    c.tiles_n = b.tiles_n;
-    c.frags_m = b.frags_m;
-    c.stages = b.stages;
-    c.split_waves = b.waves;
-    c.units_per_stage = std::max(1, b.stage_k / c.unit_k());
-    // Groups smaller than a unit (g16, g32 under the 64-K unit of 4-bit codes) flush their fp32
-    // partial sums several times per unit: with 8 token groups per warp, two units per stage
-    // keep too many sums and scales live (e2m1/g32 spilled at 255 registers, `qgemm jit check`).
-    if (c.group_k > 0 && c.group_k < c.unit_k() && c.frags_m >= 8) c.units_per_stage = 1;
-    // Groups smaller than a stage must divide it; groups larger must be a multiple of it.
-    if (c.group_k > 0 && c.group_k % c.stage_k() != 0 && c.stage_k() % c.group_k != 0)
-      c.units_per_stage = 1;
-    // Wide codes hold many words per lane and unit (12 for 3- and 6-bit, 28 for 7-bit): one
-    // tile per warp, and at most 32 tokens per warp past 8 words, or the registers spill.
-    const int words = mma_layout::unit_words(c.bits);
-    if (words > 4) c.tiles_n = 1;
-    if (words > 8) c.frags_m = std::min(c.frags_m, 4);
-    while (c.smem_bytes() > device.smem_per_block && c.stages > 2) --c.stages;
-    if (c.smem_bytes() > device.smem_per_block && c.units_per_stage > 1) c.units_per_stage = 1;
-    while (c.smem_bytes() > device.smem_per_block && c.stages > 2) --c.stages;
-    // NOTE: 256-K units (1, 3, 5, 7 bits) with 128 tokens need 128 KB of activations for two
-    // stages, more than 99 KB parts (sm_86, sm_89) have: halve the token tile before giving up.
-    while (c.smem_bytes() > device.smem_per_block && c.frags_m > 1) c.frags_m /= 2;
-    if (c.smem_bytes() > device.smem_per_block)
-      return unsupported(str("mma_gemm ", c.to_string(), " needs ", c.smem_bytes(),
-                             " bytes of shared memory, the device allows ", device.smem_per_block));
-    Status s = c.validate();
-    if (!s.ok()) return unsupported(s.message());
-    plan.push_back({b.max_m, c});
+  for (size_t i = 0; i < std::size(kBuckets); ++i) {
+    auto c = mma_config_for(bucket_tile(i), weight, act, out, device);
+    if (!c) return c.status();
+    plan.push_back({kBuckets[i].max_m, *c});
   }
   return plan;
 }
 
+bool cublaslt_has_gemm(DType act, DType out) {
+  // cuBLASLt has bf16 x bf16 -> bf16/fp32 and fp16 x fp16 -> fp16/fp32, but no mixed halves.
+  return (act == DType::fp16() || act == DType::bf16()) && (out == act || out == DType::fp32());
+}
+
 int64_t mma_handoff_m(const DeviceInfo& device, DType act, DType out) {
   // NOTE: above this many tokens the layer is compute-bound and mma.sync reaches less than a
-  // third of Hopper's wgmma rate, so expanding the weight and calling cuBLAS is faster. cuBLASLt
-  // has bf16 x bf16 -> bf16/fp32 and fp16 x fp16 -> fp16/fp32, but no mixed halves.
+  // third of Hopper's wgmma rate, so expanding the weight and calling cuBLAS is faster.
   (void)device;
-  if (!(out == act || out == DType::fp32())) return INT64_MAX;
-  return 512;
+  return cublaslt_has_gemm(act, out) ? 512 : INT64_MAX;
 }
 
 }  // namespace qgemm

@@ -10,15 +10,34 @@
 
 namespace qgemm {
 
-/// The mma.sync kernel that runs tokens up to `max_m`, and how many K splits it uses at each M.
+/// The tiling part of an mma_gemm kernel, as the planner and the autotuner choose it; the
+/// format part comes from the layer. Text form: "w4x1 t1 f4 s6 k128 waves4" (warps along N x
+/// along M, 16-row tiles per warp, 8-token groups per warp, pipeline stages, K per stage, CTAs
+/// per SM that split-K aims at).
+struct MmaTile {
+  int warps_n = 4, warps_m = 1, tiles_n = 1, frags_m = 1, stages = 4, stage_k = 128, waves = 2;
+
+  std::string to_string() const;
+  /// Parses to_string()'s form; the error names the bad part.
+  static Expected<MmaTile> parse(const std::string& text);
+  friend bool operator==(const MmaTile&, const MmaTile&) = default;
+};
+
+/// The mma.sync kernel that runs tokens up to `max_m`.
 struct MmaPlanEntry {
   int64_t max_m = 0;
   MmaGemmConfig config;
 };
 
-/// The M buckets of one layer, smallest first; the last covers every M. A pure function of the
-/// layer and the device description, so it is tested on the CPU for every architecture.
-/// Returns an error (kUnsupported) naming the reason when no valid config exists.
+/// The kernel config for `tile` on a layer of this format: the tile adjusted where the format
+/// needs it (wide codes hold fewer tiles per warp, small groups one unit per stage, shared
+/// memory limits fewer stages or tokens). kUnsupported with the reason when nothing fits.
+Expected<MmaGemmConfig> mma_config_for(const MmaTile& tile, const WeightFormat& weight, DType act,
+                                       DType out, const DeviceInfo& device);
+
+/// The heuristic M buckets of one layer, smallest first; the last covers every M. A pure
+/// function of the layer and the device description, so it is tested on the CPU for every
+/// architecture. Returns an error (kUnsupported) naming the reason when no valid config exists.
 Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const WeightFormat& weight,
                                                   DType act, DType out, const DeviceInfo& device);
 
@@ -27,8 +46,11 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
 /// GEMM for the activation / output types.
 int64_t mma_handoff_m(const DeviceInfo& device, DType act, DType out);
 
-/// K splits for `m` tokens: enough CTAs to fill the GPU twice over, each split at least four
-/// pipeline stages long.
+/// Whether cuBLASLt has a GEMM for these activation and output types (the hand-off needs one).
+bool cublaslt_has_gemm(DType act, DType out);
+
+/// K splits for `m` tokens: enough CTAs to fill the GPU `config.split_waves` times over, each
+/// split at least four pipeline stages long.
 int mma_splits(const MmaGemmConfig& config, int64_t m, int64_t n, int64_t k,
                const DeviceInfo& device);
 

@@ -1,11 +1,16 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "jit/compiler.h"
+#include "jit/kernel_cache.h"
 #include "jit/mma_gemm.h"
+#include "jit_test_util.h"
 
 namespace qgemm {
 namespace {
@@ -67,6 +72,10 @@ TEST(MmaGemmConfig, ToStringNamesFormatTilingAndArch) {
   c.arch = "sm_90a";
   EXPECT_EQ("int8 bf16->bf16 w4x2 t2 f8 u1 s3 sm_90a", c.to_string());
   EXPECT_EQ("w4x2 t2 f8 u1 s3", c.tiling());
+  c.tiles_n = 1;
+  c.wgmma = true;
+  EXPECT_EQ("int8 bf16->bf16 w4x2 t1 f8 u1 s3 wg sm_90a", c.to_string());
+  EXPECT_EQ("w4x2 t1 f8 u1 s3 wg", c.tiling());
 }
 
 TEST(MmaGemmConfig, DerivedShapes) {
@@ -84,6 +93,13 @@ TEST(MmaGemmConfig, DerivedShapes) {
   // Defaults (w4x1 t1 f1 u2 s4): per stage 4 tiles x 2 units x 512 bytes of int4 weights,
   // 8 tokens x 128 K x 2 bytes of activations and 4 tiles x 1 group x 32 bytes of scales.
   EXPECT_EQ(4 * (4 * 2 * 512 + 8 * 128 * 2 + 4 * 32), config_for("int4/g128/bf16").smem_bytes());
+  // wgmma: stages rounded up to 1024 bytes (the 128-byte swizzle's period), plus 1024 bytes of
+  // slack to align the base.
+  MmaGemmConfig w = config_for("int4/g128/bf16");
+  w.wgmma = true;
+  EXPECT_EQ(4 * 7168 + 1024, w.smem_bytes());  // 6272 bytes per stage, rounded up
+  w.frags_m = 8;                               // 4096 + 16384 + 128 bytes per stage
+  EXPECT_EQ(4 * 21504 + 1024, w.smem_bytes());
 }
 
 TEST(MmaGemmConfig, HashIsEqualForEqualConfigsAndDiffersForEveryField) {
@@ -111,6 +127,7 @@ TEST(MmaGemmConfig, HashIsEqualForEqualConfigsAndDiffersForEveryField) {
       [](MmaGemmConfig& c) { c.units_per_stage = 1; },
       [](MmaGemmConfig& c) { c.stages = 3; },
       [](MmaGemmConfig& c) { c.arch = "sm_90a"; },
+      [](MmaGemmConfig& c) { c.wgmma = true; },
   };
   std::set<uint64_t> hashes = {base.hash()};
   for (size_t i = 0; i < changes.size(); ++i) {
@@ -179,6 +196,30 @@ TEST(MmaGemmConfig, ValidateNamesTheConfigAndTheProblem) {
       {[](MmaGemmConfig& c) { c.stages = 9; }, "stages must be 2..8"},
       {[](MmaGemmConfig& c) { c.arch = "sm_75"; },
        "arch sm_75 is not supported (sm_80, sm_86, sm_89, sm_90a)"},
+      {[](MmaGemmConfig& c) { c.wgmma = true; }, "wgmma needs arch sm_90a, not sm_80"},
+      {[](MmaGemmConfig& c) {
+         c.wgmma = true;
+         c.arch = "sm_90";
+       },
+       "wgmma needs arch sm_90a, not sm_90"},
+      {[](MmaGemmConfig& c) {
+         c.wgmma = true;
+         c.arch = "sm_90a";
+         c.tiles_n = 2;
+       },
+       "wgmma needs warps_n=4 and tiles_n=1 (a warpgroup's 64 rows), not warps_n=4 tiles_n=2"},
+      {[](MmaGemmConfig& c) {
+         c.wgmma = true;
+         c.arch = "sm_90a";
+         c.warps_n = 2;
+       },
+       "not warps_n=2 tiles_n=1"},
+      {[](MmaGemmConfig& c) {
+         c.wgmma = true;
+         c.arch = "sm_90a";
+         c.frags_m = 33;
+       },
+       "frags_m=33 is more than 32"},
   };
   for (const Case& t : cases) {
     MmaGemmConfig c = config_for("int4/g128/bf16");
@@ -189,6 +230,63 @@ TEST(MmaGemmConfig, ValidateNamesTheConfigAndTheProblem) {
     EXPECT_EQ(0u, s.message().find("mma_gemm config " + c.to_string())) << s.message();
     EXPECT_NE(std::string::npos, s.message().find(t.message)) << s.message();
   }
+}
+
+// A wgmma config: Hopper, a warpgroup per 64 rows, `frags_m` 8-token groups per warpgroup,
+// stages of 128 K (or one unit) and as many of them (up to 4) as fit in an H200's 227 KB.
+MmaGemmConfig wgmma_config(const char* weight, DType act, DType out, int frags_m, int warps_m) {
+  MmaGemmConfig c = config_for(weight, act, out);
+  c.arch = "sm_90a";
+  c.wgmma = true;
+  c.frags_m = frags_m;
+  c.warps_m = warps_m;
+  c.units_per_stage = std::max(1, 128 / c.unit_k());
+  while (c.smem_bytes() > 227 * 1024 && c.stages > 2) --c.stages;
+  return c;
+}
+
+// Every wgmma config of the table compiles for sm_90a without spills, and its PTX issues the
+// m64n(8 frags_m)k16 shape; ptxas's wgmma serialization warnings are printed (they cost speed,
+// not correctness).
+TEST(MmaGemmConfig, WgmmaConfigsCompileWithoutSpills) {
+  QGEMM_REQUIRE_NVRTC();
+  const MmaGemmConfig configs[] = {
+      wgmma_config("int4/g128/bf16", DType::bf16(), DType::bf16(), 1, 1),
+      wgmma_config("int4/g128/bf16", DType::bf16(), DType::bf16(), 8, 2),
+      wgmma_config("uint4/g128/fp16/zp", DType::fp16(), DType::fp16(), 2, 1),
+      wgmma_config("uint4/g128/fp16/zp", DType::fp16(), DType::fp16(), 16, 1),
+      wgmma_config("int8/channel/bf16", DType::bf16(), DType::fp32(), 8, 1),
+      wgmma_config("int8/channel/bf16", DType::bf16(), DType::bf16(), 16, 2),
+      wgmma_config("e2m1/g32/ue8m0", DType::bf16(), DType::bf16(), 1, 2),
+      wgmma_config("e2m1/g32/ue8m0", DType::bf16(), DType::bf16(), 8, 1),
+      wgmma_config("int3/g128/bf16", DType::bf16(), DType::bf16(), 2, 2),
+      wgmma_config("int3/g128/bf16", DType::bf16(), DType::bf16(), 8, 1),
+  };
+  std::vector<KernelSpec> specs;
+  for (const MmaGemmConfig& c : configs) {
+    ASSERT_TRUE(c.validate().ok()) << c.validate().message();
+    specs.push_back(c.spec());
+  }
+  KernelCache scratch("", /*use_disk=*/false);
+  const auto compiled = scratch.get_all(specs);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    SCOPED_TRACE(specs[i].config);
+    ASSERT_TRUE(compiled[i].ok()) << compiled[i].status().message();
+    const ResourceUsage& r = (*compiled[i])->resources;
+    EXPECT_EQ(0, r.spill_stores);
+    EXPECT_EQ(0, r.spill_loads);
+    EXPECT_EQ(0, r.stack_frame);
+    const std::string& log = (*compiled[i])->log;
+    std::printf("%-58s %3d registers, %6d bytes smem%s\n", specs[i].config.c_str(), r.registers,
+                specs[i].dynamic_smem,
+                log.find("wgmma") != std::string::npos ? " (ptxas wgmma warning)" : "");
+    if (log.find("wgmma") != std::string::npos) std::printf("%s\n", log.c_str());
+  }
+  const auto ptx = compile_ptx(configs[1].spec());
+  ASSERT_TRUE(ptx.ok()) << ptx.status().message();
+  EXPECT_EQ(8, testing::count_of(*ptx, "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"))
+      << "two units of four k-steps per pipeline stage";
+  EXPECT_NE(std::string::npos, ptx->find("fence.proxy.async.shared::cta"));
 }
 
 }  // namespace

@@ -38,7 +38,7 @@ const MmaPlanEntry& entry_for(const std::vector<MmaPlanEntry>& plan, int64_t m) 
 void expect_sane_plan(const std::vector<MmaPlanEntry>& plan, int64_t n, int64_t k,
                       const WeightFormat& f, DType act, const DeviceInfo& d,
                       const std::string& where) {
-  ASSERT_EQ(4u, plan.size()) << where;
+  ASSERT_EQ(3u, plan.size()) << where;
   std::set<uint64_t> configs;
   for (size_t i = 0; i < plan.size(); ++i) {
     const MmaGemmConfig& c = plan[i].config;

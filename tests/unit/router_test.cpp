@@ -81,42 +81,59 @@ TEST(Router, OldGpusAndHostLayersDeclineTheGpuBackends) {
 TEST(JitKernelPlan, KernelsPerLayerAndTheCublasHandoff) {
   const DeviceInfo h200 = *device_preset("h200");
   const WeightFormat w = *WeightFormat::parse("int4/g128/bf16");
-  // Decode only: one GEMM kernel and the padding kernel.
-  auto decode = plan_jit_kernels(8192, 8192, w, DType::bf16(), DType::bf16(), h200, 8, true);
-  ASSERT_TRUE(decode.ok());
-  EXPECT_EQ(decode->specs.size(), 2u);
-  EXPECT_EQ(decode->ranges[0], "1-8");
-  // Up to 16384 tokens: four GEMM buckets below the hand-off, padding, expansion.
-  auto all = plan_jit_kernels(8192, 8192, w, DType::bf16(), DType::bf16(), h200, 16384, true);
-  ASSERT_TRUE(all.ok());
-  EXPECT_EQ(all->handoff_m, 512);
-  EXPECT_EQ(all->specs.size(), 6u);
-  EXPECT_EQ(distinct_kernels(all->specs), 6u);
-  EXPECT_EQ(all->specs.back().family, "mma_dequant");
-  EXPECT_EQ(all->ranges[3], "65-511");
+  auto plan =
+      plan_jit_kernels(8192, 8192, w, DType::bf16(), DType::bf16(), h200, true, kNoTuningTable);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->source, "heuristics");
+  // Decode only: one GEMM kernel (padding is a driver copy, not a kernel).
+  std::vector<std::string> ranges;
+  auto decode = plan->kernels(32, &ranges);
+  EXPECT_EQ(decode.size(), 1u);
+  EXPECT_EQ(ranges[0], "1-32");
+  // Up to 16384 tokens: three GEMM buckets below the hand-off and the expansion kernel.
+  auto all = plan->kernels(16384, &ranges);
+  EXPECT_EQ(all.size(), 4u);
+  EXPECT_EQ(distinct_kernels(all), 4u);
+  EXPECT_EQ(all.back().family, "mma_dequant");
+  EXPECT_EQ(ranges[2], "129-511");
+  EXPECT_EQ(ranges[3], "512+ (then cuBLASLt)");
+  EXPECT_TRUE(plan->bucket_for(512).expand);
+  EXPECT_FALSE(plan->bucket_for(511).expand);
+  // Operands cuBLASLt will not take fall back to the mma bucket below the hand-off.
+  EXPECT_EQ(plan->mma_bucket_for(4096), 2u);
+  EXPECT_EQ(plan->mma_bucket_for(1), 0u);
   // Mixed activation / output halves: cuBLASLt has no such GEMM, the mma kernel runs every M.
-  auto mixed = plan_jit_kernels(8192, 8192, w, DType::bf16(), DType::fp16(), h200, 16384, true);
+  auto mixed =
+      plan_jit_kernels(8192, 8192, w, DType::bf16(), DType::fp16(), h200, true, kNoTuningTable);
   ASSERT_TRUE(mixed.ok());
-  EXPECT_EQ(mixed->handoff_m, INT64_MAX);
-  EXPECT_EQ(mixed->ranges[3], "65+");
-  EXPECT_NE(mixed->specs.back().family, "mma_dequant");
+  auto mixed_kernels = mixed->kernels(16384, &ranges);
+  EXPECT_EQ(ranges.back(), "129+");
+  EXPECT_NE(mixed_kernels.back().family, "mma_dequant");
+  EXPECT_FALSE(mixed->bucket_for(16384).expand);
   // Without cuBLASLt likewise.
-  auto no_lt = plan_jit_kernels(8192, 8192, w, DType::bf16(), DType::bf16(), h200, 16384, false);
-  EXPECT_EQ(no_lt->handoff_m, INT64_MAX);
+  auto no_lt =
+      plan_jit_kernels(8192, 8192, w, DType::bf16(), DType::bf16(), h200, false, kNoTuningTable);
+  EXPECT_FALSE(no_lt->bucket_for(16384).expand);
 }
 
-TEST(JitKernelPlan, AtMostFourGemmKernelsPerLayerUpTo16kTokens) {
-  for (const char* arch : {"sm_80", "sm_89", "sm_90a"})
-    for (const char* w :
-         {"int4/g128/bf16", "int3/g128/bf16", "uint8/g64/bf16/zp", "mxfp4", "e4m3/channel/fp32"}) {
-      auto p = plan_jit_kernels(4096, 4096, *WeightFormat::parse(w), DType::bf16(), DType::bf16(),
-                                *device_preset(arch), 16384, true);
-      ASSERT_TRUE(p.ok()) << arch << " " << w;
-      size_t gemm = 0;
-      for (const KernelSpec& s : p->specs) gemm += s.family == "mma_gemm" ? 1 : 0;
-      EXPECT_LE(gemm, 4u) << arch << " " << w;
-      EXPECT_LE(distinct_kernels(p->specs), p->specs.size());
-    }
+TEST(JitKernelPlan, AtMostFourKernelsPerLayerUpTo16kTokens) {
+  const int64_t dims[] = {640, 704, 1408, 2112, 2880, 4096};
+  for (const char* arch : {"sm_80", "sm_86", "sm_89", "sm_90a"})
+    for (const char* w : {"int4/g128/bf16", "int3/g128/bf16", "uint8/g64/bf16/zp", "mxfp4", "nvfp4",
+                          "e4m3/channel/fp32", "int2/g64/fp16"})
+      for (int64_t n : dims)
+        for (int64_t k : {int64_t(640), int64_t(2880), int64_t(4096)}) {
+          const WeightFormat f = *WeightFormat::parse(w);
+          if (!f.check_shape(n, k).ok()) continue;
+          for (DType out : {DType::bf16(), DType::fp16()}) {
+            auto p = plan_jit_kernels(n, k, f, DType::bf16(), out, *device_preset(arch), true,
+                                      kNoTuningTable);
+            ASSERT_TRUE(p.ok()) << arch << " " << w << " " << n << "x" << k;
+            const auto specs = p->kernels(16384);
+            EXPECT_LE(specs.size(), 4u) << arch << " " << w;
+            EXPECT_EQ(distinct_kernels(specs), specs.size());
+          }
+        }
 }
 
 }  // namespace

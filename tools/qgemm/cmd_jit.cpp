@@ -12,7 +12,6 @@
 #include "commands.h"
 #include "jit/dequantize_kernel.h"
 #include "jit/kernel_cache.h"
-#include "jit/pad_rows.h"
 #include "plan/jit_kernel_plan.h"
 #include "plan/mma_gemm_policy.h"
 #include "qgemm/device.h"
@@ -116,7 +115,6 @@ void add_check_specs(const std::string& arch, SpecSet& set, std::vector<std::str
     // The expansion kernel is compiled for every format, even where the hand-off is off.
     set.add(plan->back().config.dequant_spec(), "cuBLAS hand-off");
   }
-  set.add(pad_rows_spec(arch));
   for (const char* w : kCheckDequant)
     set.add(DequantizeConfig{*WeightFormat::parse(w), DType::bf16(), arch}.spec());
 }
@@ -307,12 +305,14 @@ int run_warm(const std::string& recipe_path, const std::string& arch) {
     const WeightFormat weight = *WeightFormat::parse(p.weight);
     if (uses(p, "jit")) {
       const int64_t max_m = *std::max_element(p.m.begin(), p.m.end());
-      auto plan = plan_jit_kernels(p.n, p.k, weight, act.type, *parse_dtype(p.out), *device, max_m,
+      auto plan = plan_jit_kernels(p.n, p.k, weight, act.type, *parse_dtype(p.out), *device,
                                    /*cublas=*/true);
       if (!plan) {
         skip(str("no jit plan: ", plan.status().message()));
       } else {
-        for (size_t i = 0; i < plan->specs.size(); ++i) set.add(plan->specs[i], plan->ranges[i]);
+        std::vector<std::string> ranges;
+        const auto specs = plan->kernels(max_m, &ranges);
+        for (size_t i = 0; i < specs.size(); ++i) set.add(specs[i], ranges[i]);
       }
     }
     if (uses(p, "qdq")) set.add(DequantizeConfig{weight, act.type, target}.spec());

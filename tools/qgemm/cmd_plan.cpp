@@ -25,6 +25,7 @@ struct PlanOptions {
   int top_k = 0;
   bool explain = false;
   bool warm = false;
+  std::string tuning_table;
 };
 
 int fail(const Status& s) {
@@ -98,35 +99,38 @@ int run_plan(const PlanOptions& o) {
 
   const int64_t max_m = *std::max_element(o.m.begin(), o.m.end());
   const bool cublas = !p.runtime_checks || cublaslt_library().ok();
-  auto plan = plan_jit_kernels(o.n, o.k, *wf, af->type, *out, p.device_info, max_m, cublas);
+  auto plan =
+      plan_jit_kernels(o.n, o.k, *wf, af->type, *out, p.device_info, cublas, o.tuning_table);
   if (!plan) return fail(plan.status());
-  std::printf("kernels  %zu to compile for M up to %lld (%zu distinct)\n", plan->specs.size(),
-              (long long)max_m, distinct_kernels(plan->specs));
-  for (size_t i = 0; i < plan->specs.size(); ++i) {
-    std::printf("  %-28s %s [%s]", plan->ranges[i].c_str(), plan->specs[i].family.c_str(),
-                plan->specs[i].config.c_str());
-    if (o.explain && plan->specs[i].threads > 0)
-      std::printf("  %d threads, %d B shared", plan->specs[i].threads, plan->specs[i].dynamic_smem);
+  std::printf("plan     from %s\n", plan->source.c_str());
+  for (const std::string& note : plan->notes) std::printf("  note: %s\n", note.c_str());
+  std::vector<std::string> ranges;
+  const std::vector<KernelSpec> specs = plan->kernels(max_m, &ranges);
+  std::printf("kernels  %zu to compile for M up to %lld\n", specs.size(), (long long)max_m);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    std::printf("  M %-26s %s [%s]", ranges[i].c_str(), specs[i].family.c_str(),
+                specs[i].config.c_str());
+    if (o.explain && specs[i].threads > 0)
+      std::printf("  %d threads, %d B shared", specs[i].threads, specs[i].dynamic_smem);
     std::printf("\n");
   }
   std::printf("per M\n");
   for (int64_t m : o.m) {
-    if (m >= plan->handoff_m) {
-      std::printf("  M=%-6lld expand the packed weight to %s, then cuBLASLt\n", (long long)m,
-                  af->type.name().c_str());
+    if (plan->bucket_for(m).expand) {
+      std::printf("  M=%-6lld expand the packed weight to %s (mma_dequant), then cuBLASLt\n",
+                  (long long)m, af->type.name().c_str());
       continue;
     }
-    const auto& e = *std::find_if(plan->buckets.begin(), plan->buckets.end(),
-                                  [&](const MmaPlanEntry& b) { return m <= b.max_m; });
-    const MmaGemmConfig& c = e.config;
+    const MmaGemmConfig& c = plan->bucket_for(m).config;
     const int splits = mma_splits(c, m, o.n, o.k, p.device_info);
     const int64_t grid_x = ((o.n + 15) / 16 + c.tiles_n * c.warps_n - 1) / (c.tiles_n * c.warps_n);
     const int64_t grid_y = (m + c.block_m() - 1) / c.block_m();
     std::printf("  M=%-6lld mma_gemm %s, grid %lldx%lldx%d", (long long)m, c.tiling().c_str(),
                 (long long)grid_x, (long long)grid_y, splits);
     if (o.explain)
-      std::printf(" (%lld CTAs on %d SMs, %d K splits)", (long long)(grid_x * grid_y * splits),
-                  p.device_info.multiprocessors, splits);
+      std::printf(" (%lld CTAs on %d SMs, %d K splits, %d B shared)",
+                  (long long)(grid_x * grid_y * splits), p.device_info.multiprocessors, splits,
+                  c.smem_bytes());
     std::printf("\n");
   }
 
@@ -137,13 +141,13 @@ int run_plan(const PlanOptions& o) {
             std::chrono::steady_clock::now().time_since_epoch().count());
     KernelCache cache(dir, true);
     int failed = 0;
-    const double cold = compile_all(cache, plan->specs, failed);
+    const double cold = compile_all(cache, specs, failed);
     cache.forget_memory();
     int failed_warm = 0;
-    const double warm = compile_all(cache, plan->specs, failed_warm);
+    const double warm = compile_all(cache, specs, failed_warm);
     std::printf(
         "warm-up  %zu kernels: cold %.2f s (compile on %d threads), warm disk cache %.3f s%s\n",
-        plan->specs.size(), cold, cpu_threads(), warm,
+        specs.size(), cold, cpu_threads(), warm,
         failed + failed_warm ? " (some kernels FAILED to compile)" : "");
     std::printf(
         "         (NVRTC compile and disk read only; loading modules onto a GPU is not "
@@ -172,6 +176,9 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--arch", o->arch,
                   "Plan for a described GPU: sm_80, sm_86, sm_89, sm_90a or h200 (default: this "
                   "machine's GPU)");
+  cmd->add_option("--tuning-table", o->tuning_table,
+                  "Tuning table from `qgemm tune` (default: the default search path; 'none': "
+                  "heuristics only)");
   cmd->add_flag("--explain", o->explain, "Add launch shapes and kernel resources");
   cmd->add_flag("--warm", o->warm, "Compile the plan's kernels: cold, then from a warm disk cache");
   cmd->callback([o] {

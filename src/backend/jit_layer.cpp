@@ -1,0 +1,268 @@
+#include "backend/jit_layer.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "backend/cublaslt_library.h"
+#include "dense/mma_dequant_params.cuh"
+#include "dense/mma_gemm_params.cuh"
+#include "jit/kernel_cache.h"
+#include "pack/mma_pack.h"
+
+namespace qgemm {
+namespace {
+
+constexpr size_t kAlign = 256;
+constexpr size_t kCublasWorkspace = 32u << 20;
+size_t align_up(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
+bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
+
+}  // namespace
+
+Expected<std::shared_ptr<const JitWeights>> JitWeights::upload(const QuantizedWeight& w,
+                                                               DType act) {
+  auto packed = pack_mma(w, 0, act);
+  if (!packed) return packed.status();
+  auto out = std::make_shared<JitWeights>();
+  out->n_tiles = packed->n_tiles;
+  out->k_units = packed->k_units;
+  out->groups = packed->groups;
+  auto codes = DeviceBuffer::upload(packed->codes.data(), packed->codes.size() * 4);
+  auto scales = DeviceBuffer::upload(packed->scales.data(), packed->scales.size() * 4);
+  auto zeros = DeviceBuffer::upload(packed->zeros.data(), packed->zeros.size() * 4);
+  auto rows = DeviceBuffer::upload(packed->row_scale.data(), packed->row_scale.size() * 4);
+  for (auto* b : {&codes, &scales, &zeros, &rows})
+    if (!*b) return b->status();
+  out->codes = std::move(*codes);
+  out->scales = std::move(*scales);
+  out->zeros = std::move(*zeros);
+  out->row_scale = std::move(*rows);
+  return std::shared_ptr<const JitWeights>(std::move(out));
+}
+
+JitLayer::JitLayer(LayerProblem problem, std::shared_ptr<const JitWeights> weights,
+                   JitKernelPlan plan)
+    : problem_(std::move(problem)), w_(std::move(weights)), plan_(std::move(plan)) {}
+
+Status JitLayer::prepare(int64_t max_tokens) {
+  // The kernels of every bucket that starts at or below max_tokens.
+  std::vector<size_t> used;
+  std::vector<KernelSpec> wanted;
+  int64_t lo = 1;
+  for (size_t i = 0; i < plan_.buckets.size() && lo <= max_tokens; ++i) {
+    const JitBucket& b = plan_.buckets[i];
+    used.push_back(i);
+    wanted.push_back(b.expand ? b.config.dequant_spec() : b.config.spec());
+    if (b.max_m == INT64_MAX) break;
+    lo = b.max_m + 1;
+  }
+  auto compiled = KernelCache::instance().get_all(wanted);
+  kernels_.resize(plan_.buckets.size());
+  bool expand = false;
+  for (size_t j = 0; j < used.size(); ++j) {
+    if (!compiled[j]) return compiled[j].status();
+    auto loaded = load_kernel(*compiled[j], wanted[j]);
+    if (!loaded) return loaded.status();
+    kernels_[used[j]] = *loaded;
+    expand |= plan_.buckets[used[j]].expand;
+  }
+  if (expand) {
+    if (cublas_workspace_.bytes() == 0) {
+      auto ws = DeviceBuffer::allocate(kCublasWorkspace);
+      if (!ws) return ws.status();
+      cublas_workspace_ = std::move(*ws);
+    }
+    for (bool bias : {false, true}) {
+      auto g = gemm_for(max_tokens, bias);
+      if (!g) return g.status();
+    }
+  }
+  // Split-K arrival counters: one per CTA tile of the largest grid any mma bucket launches (an
+  // mma bucket also runs the M above it when the hand-off cannot take the operands).
+  int64_t tiles = 1;
+  for (size_t i : used) {
+    const MmaGemmConfig& c = plan_.buckets[i].config;
+    tiles = std::max<int64_t>(tiles, grid_x(c) * ((max_tokens + c.block_m() - 1) / c.block_m()));
+  }
+  if (counters_.bytes() < size_t(tiles) * 4) {
+    auto counters = DeviceBuffer::allocate(tiles * 4);
+    if (!counters) return counters.status();
+    counters_ = std::move(*counters);
+    const CudaDriver* d = *cuda_driver();
+    QGEMM_CU(d, cuMemsetD8, counters_.ptr(), 0, counters_.bytes());
+  }
+  return Status();
+}
+
+size_t JitLayer::workspace_bytes(int64_t m) const {
+  const bool expand = plan_.bucket_for(m).expand;
+  const size_t expanded = expand ? align_up(size_t(problem_.n) * padded_k() * 2) : 0;
+  return std::max(expanded, mma_workspace_bytes(m));
+}
+
+size_t JitLayer::mma_workspace_bytes(int64_t m) const {
+  const MmaGemmConfig& c = plan_.buckets[plan_.mma_bucket_for(m)].config;
+  const int splits = mma_splits(c, m, problem_.n, problem_.k, problem_.device_info);
+  // NOTE: room for padded activations is reserved even when K is a multiple of 8: a caller's
+  // pointer that is not 16-byte aligned is padded too.
+  size_t bytes = align_up(size_t(m) * padded_k() * 2);
+  if (splits > 1) bytes += align_up(size_t(splits) * m * w_->n_tiles * 16 * 4);
+  return bytes;
+}
+
+int64_t JitLayer::grid_x(const MmaGemmConfig& c) const {
+  return (w_->n_tiles + c.tiles_n * c.warps_n - 1) / (c.tiles_n * c.warps_n);
+}
+
+Status JitLayer::run(const LinearArgs& args) const {
+  const JitBucket& b = plan_.bucket_for(args.m);
+  // NOTE: cuBLASLt wants 16-byte aligned operands; other pointers take the mma kernel.
+  if (b.expand && aligned16(args.a) && aligned16(args.c) && aligned16(args.bias) &&
+      problem_.k % 8 == 0 && problem_.n % 8 == 0) {
+    if (kernels_.empty() || kernels_[&b - plan_.buckets.data()].function == nullptr)
+      return Status(ErrorCode::kInvalidArgument,
+                    str("qgemm::Linear::run: m=", args.m,
+                        " needs the expansion kernel, which prepare() did not compile; call "
+                        "prepare(",
+                        args.m, ") first"));
+    return run_expanded(args);
+  }
+  return run_mma(args, plan_.mma_bucket_for(args.m));
+}
+
+// Copies the activations into the workspace with rows padded to a multiple of 8 elements (the
+// tail zeroed) and 16-byte aligned: two graph-capturable driver copies, no kernel to compile.
+Status JitLayer::pad_activations(const LinearArgs& args, void* dst) const {
+  auto driver = cuda_driver();
+  if (!driver) return driver.status();
+  const CUstream stream = static_cast<CUstream>(args.stream);
+  const size_t row = size_t(problem_.k) * 2, pitch = size_t(padded_k()) * 2;
+  const CUdeviceptr base = reinterpret_cast<CUdeviceptr>(dst);
+  if (padded_k() != problem_.k)
+    QGEMM_CU(*driver, cuMemsetD2D16Async, base + row, pitch, 0, size_t(padded_k() - problem_.k),
+             size_t(args.m), stream);
+  CUDA_MEMCPY2D copy{};
+  copy.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  copy.srcDevice = reinterpret_cast<CUdeviceptr>(args.a);
+  copy.srcPitch = row;
+  copy.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  copy.dstDevice = base;
+  copy.dstPitch = pitch;
+  copy.WidthInBytes = row;
+  copy.Height = size_t(args.m);
+  QGEMM_CU(*driver, cuMemcpy2DAsync, &copy, stream);
+  return Status();
+}
+
+Status JitLayer::run_mma(const LinearArgs& args, size_t bucket) const {
+  if (kernels_.empty() || kernels_[bucket].function == nullptr)
+    return Status(ErrorCode::kInvalidArgument,
+                  str("qgemm::Linear::run: m=", args.m,
+                      " needs the kernel of bucket M <= ", plan_.buckets[bucket].max_m,
+                      ", which prepare() did not compile; call prepare(", args.m, ") first"));
+  const CUstream stream = static_cast<CUstream>(args.stream);
+  auto* workspace = static_cast<uint8_t*>(args.workspace);
+  const size_t pad_bytes = align_up(size_t(args.m) * padded_k() * 2);
+  const uint16_t* a = static_cast<const uint16_t*>(args.a);
+  int64_t lda = problem_.k;
+  if (problem_.k % 8 != 0 || !aligned16(args.a)) {
+    QGEMM_RETURN_IF_ERROR(pad_activations(args, workspace));
+    a = reinterpret_cast<const uint16_t*>(workspace);
+    lda = padded_k();
+  }
+  const MmaGemmConfig& c = plan_.buckets[bucket].config;
+  const int k_stages = (w_->k_units + c.units_per_stage - 1) / c.units_per_stage;
+  const int splits =
+      std::min(mma_splits(c, args.m, problem_.n, problem_.k, problem_.device_info), k_stages);
+
+  MmaGemmParams p{};
+  p.weights = reinterpret_cast<const u8*>(w_->codes.ptr());
+  p.scales = w_->groups > 0 ? reinterpret_cast<const u32*>(w_->scales.ptr()) : nullptr;
+  p.zeros = w_->zeros.bytes() > 0 ? reinterpret_cast<const u32*>(w_->zeros.ptr()) : nullptr;
+  p.row_scale =
+      w_->row_scale.bytes() > 0 ? reinterpret_cast<const float*>(w_->row_scale.ptr()) : nullptr;
+  p.a = a;
+  p.bias = args.bias;
+  p.c = args.c;
+  p.partials = reinterpret_cast<float*>(workspace + pad_bytes);
+  p.counters = reinterpret_cast<i32*>(counters_.ptr());
+  p.m = static_cast<i32>(args.m);
+  p.n = static_cast<i32>(problem_.n);
+  p.k = static_cast<i32>(lda == problem_.k ? problem_.k : padded_k());
+  p.lda = static_cast<i32>(lda);
+  p.ldc = static_cast<i32>(problem_.n);
+  p.n_tiles = w_->n_tiles;
+  p.k_units = w_->k_units;
+  p.groups = w_->groups;
+  p.k_stages = k_stages;
+  const unsigned grid_y = static_cast<unsigned>((args.m + c.block_m() - 1) / c.block_m());
+  return launch(kernels_[bucket], static_cast<unsigned>(grid_x(c)), grid_y,
+                static_cast<unsigned>(splits), p, stream);
+}
+
+std::string JitLayer::describe() const {
+  std::string s;
+  int64_t lo = 1;
+  for (const JitBucket& b : plan_.buckets) {
+    const std::string range =
+        b.max_m == INT64_MAX ? str("M >= ", lo) : str("M ", lo, "..", b.max_m);
+    if (b.expand)
+      s += str(range, ": expand the packed weight to ", problem_.act.type.name(),
+               " (mma_dequant), then cuBLASLt\n  ");
+    else
+      s += str(range, ": mma_gemm ", b.config.to_string(), ", split-K at M=", lo, ": ",
+               mma_splits(b.config, lo, problem_.n, problem_.k, problem_.device_info), "\n  ");
+    if (b.max_m == INT64_MAX) break;
+    lo = b.max_m + 1;
+  }
+  s += str("plan from ", plan_.source);
+  for (const std::string& note : plan_.notes) s += "\n  note: " + note;
+  return s;
+}
+
+// NOTE: cuBLASLt plans are cached per (M, bias). prepare() makes the one for max_tokens; run()
+// makes others on first use (host memory only, no device allocation, no compilation).
+Expected<std::shared_ptr<LtGemm>> JitLayer::gemm_for(int64_t m, bool bias) const {
+  std::lock_guard<std::mutex> lock(gemm_mutex_);
+  if (auto it = gemms_.find({m, bias}); it != gemms_.end()) return it->second;
+  LtGemmShape s;
+  s.m = m;
+  s.n = problem_.n;
+  s.k = problem_.k;
+  s.a_type = s.w_type = problem_.act.type;
+  s.out_type = problem_.out;
+  s.lda = problem_.k;
+  s.ldw = padded_k();
+  s.bias = bias;
+  auto g = LtGemm::create(s, kCublasWorkspace);
+  if (g) gemms_.emplace(std::make_pair(m, bias), *g);
+  return g;
+}
+
+// Large M: the packed weight expanded into the workspace, then one cuBLASLt GEMM.
+Status JitLayer::run_expanded(const LinearArgs& args) const {
+  auto gemm = gemm_for(args.m, args.bias != nullptr);
+  if (!gemm) return gemm.status();
+  const JitBucket& b = plan_.bucket_for(args.m);
+  MmaDequantParams p{};
+  p.weights = reinterpret_cast<const u8*>(w_->codes.ptr());
+  p.scales = w_->groups > 0 ? reinterpret_cast<const void*>(w_->scales.ptr()) : nullptr;
+  p.zeros = w_->zeros.bytes() > 0 ? reinterpret_cast<const void*>(w_->zeros.ptr()) : nullptr;
+  p.row_scale =
+      w_->row_scale.bytes() > 0 ? reinterpret_cast<const float*>(w_->row_scale.ptr()) : nullptr;
+  p.out = static_cast<u16*>(args.workspace);
+  p.ldo = static_cast<i32>(padded_k());
+  p.n = static_cast<i32>(problem_.n);
+  p.k = static_cast<i32>(problem_.k);
+  p.n_tiles = w_->n_tiles;
+  p.k_units = w_->k_units;
+  p.groups = w_->groups;
+  const LaunchShape shape =
+      mma_dequant_launch(b.config, w_->n_tiles, w_->k_units, problem_.device_info.multiprocessors);
+  const CUstream stream = static_cast<CUstream>(args.stream);
+  QGEMM_RETURN_IF_ERROR(launch(kernels_[&b - plan_.buckets.data()], shape.blocks, 1, 1, p, stream));
+  return (*gemm)->run(args.a, args.workspace, args.c, args.bias, nullptr, nullptr,
+                      cublas_workspace_.get(), cublas_workspace_.bytes(), stream);
+}
+
+}  // namespace qgemm

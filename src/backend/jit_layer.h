@@ -1,0 +1,54 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "backend/backend.h"
+#include "backend/cublaslt_gemm.h"
+#include "backend/device_buffer.h"
+#include "jit/kernel_loader.h"
+#include "plan/jit_kernel_plan.h"
+
+namespace qgemm {
+
+/// A weight packed for the mma kernel family (pack/mma_pack.h), on the current GPU. Layers
+/// share it: the autotuner times several plans on one upload.
+struct JitWeights {
+  DeviceBuffer codes, scales, zeros, row_scale;
+  int n_tiles = 0, k_units = 0, groups = 0;
+
+  static Expected<std::shared_ptr<const JitWeights>> upload(const QuantizedWeight& w, DType act);
+};
+
+/// A dense layer on the jit backend: packed weights and one kernel per M bucket of its plan.
+class JitLayer final : public PreparedLayer {
+ public:
+  JitLayer(LayerProblem problem, std::shared_ptr<const JitWeights> weights, JitKernelPlan plan);
+
+  Status prepare(int64_t max_tokens) override;
+  size_t workspace_bytes(int64_t m) const override;
+  Status run(const LinearArgs& args) const override;
+  std::string describe() const override;
+
+  const JitKernelPlan& plan() const { return plan_; }
+
+ private:
+  size_t mma_workspace_bytes(int64_t m) const;
+  int64_t grid_x(const MmaGemmConfig& c) const;
+  int64_t padded_k() const { return (problem_.k + 7) / 8 * 8; }
+  Status run_mma(const LinearArgs& args, size_t bucket) const;
+  Status run_expanded(const LinearArgs& args) const;
+  Status pad_activations(const LinearArgs& args, void* dst) const;
+  Expected<std::shared_ptr<LtGemm>> gemm_for(int64_t m, bool bias) const;
+
+  LayerProblem problem_;
+  std::shared_ptr<const JitWeights> w_;
+  JitKernelPlan plan_;
+  std::vector<LoadedKernel> kernels_;  ///< per bucket: the GEMM or the expansion kernel
+  DeviceBuffer counters_, cublas_workspace_;
+  mutable std::mutex gemm_mutex_;
+  mutable std::map<std::pair<int64_t, bool>, std::shared_ptr<LtGemm>> gemms_;
+};
+
+}  // namespace qgemm

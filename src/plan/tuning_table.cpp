@@ -1,0 +1,235 @@
+#include "plan/tuning_table.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "jit/kernel_cache.h"
+
+namespace qgemm {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr const char* kSchema = "qgemm-tuning/1";
+
+json bucket_json(const TunedBucket& b) {
+  json j;
+  j["max_m"] = b.max_m == INT64_MAX ? json(nullptr) : json(b.max_m);
+  j["kernel"] = b.expand ? "expand+cublaslt" : "mma_gemm";
+  if (!b.expand) j["tile"] = b.tile.to_string();
+  return j;
+}
+
+Expected<TunedBucket> bucket_from(const json& j, const std::string& where) {
+  TunedBucket b;
+  if (!j.contains("max_m") || !j.contains("kernel"))
+    return invalid_argument(str(where, ": a bucket needs \"max_m\" and \"kernel\""));
+  b.max_m = j["max_m"].is_null() ? INT64_MAX : j["max_m"].get<int64_t>();
+  const std::string kernel = j["kernel"].get<std::string>();
+  if (kernel == "expand+cublaslt") {
+    b.expand = true;
+  } else if (kernel == "mma_gemm") {
+    if (!j.contains("tile"))
+      return invalid_argument(str(where, ": an mma_gemm bucket needs a tile"));
+    auto t = MmaTile::parse(j["tile"].get<std::string>());
+    if (!t) return invalid_argument(str(where, ": ", t.status().message()));
+    b.tile = *t;
+  } else {
+    return invalid_argument(
+        str(where, ": unknown kernel '", kernel, "'; accepted: mma_gemm, expand+cublaslt"));
+  }
+  return b;
+}
+
+Expected<TuningTable> parse_table(const std::string& text, const std::string& path) {
+  TuningTable t;
+  try {
+    const json j = json::parse(text);
+    if (j.value("schema", "") != kSchema)
+      return invalid_argument(
+          str("tuning table ", path, ": schema '", j.value("schema", ""), "' is not ", kSchema));
+    t.device = j.at("device").get<std::string>();
+    t.arch = j.value("arch", "");
+    t.created = j.value("created", "");
+    for (const json& l : j.at("layers")) {
+      TunedLayer layer;
+      layer.n = l.at("n").get<int64_t>();
+      layer.k = l.at("k").get<int64_t>();
+      layer.weight = l.at("weight").get<std::string>();
+      layer.act = l.at("act").get<std::string>();
+      layer.out = l.at("out").get<std::string>();
+      const std::string where =
+          str("tuning table ", path, ", layer n=", layer.n, " k=", layer.k, " ", layer.weight);
+      for (const json& b : l.at("buckets")) {
+        auto bucket = bucket_from(b, where);
+        if (!bucket) return bucket.status();
+        layer.buckets.push_back(*bucket);
+      }
+      if (layer.buckets.empty() || layer.buckets.back().max_m != INT64_MAX)
+        return invalid_argument(str(where, ": the last bucket must cover every M (max_m null)"));
+      for (size_t i = 1; i < layer.buckets.size(); ++i)
+        if (layer.buckets[i].max_m <= layer.buckets[i - 1].max_m)
+          return invalid_argument(str(where, ": bucket max_m must increase"));
+      if (layer.buckets.front().expand)
+        return invalid_argument(str(where, ": the first bucket must be an mma_gemm tile"));
+      if (l.contains("measured"))
+        for (const json& m : l["measured"])
+          layer.measured.push_back({m.at("m").get<int64_t>(), m.at("best").get<std::string>(),
+                                    m.at("chosen").get<std::string>(),
+                                    m.at("best_us").get<double>(),
+                                    m.at("chosen_us").get<double>()});
+      t.layers.push_back(std::move(layer));
+    }
+  } catch (const json::exception& e) {
+    return invalid_argument(str("tuning table ", path, ": ", e.what()));
+  }
+  return t;
+}
+
+}  // namespace
+
+const TunedLayer* TuningTable::find(int64_t n, int64_t k, const std::string& weight,
+                                    const std::string& act, const std::string& out) const {
+  for (const TunedLayer& l : layers)
+    if (l.n == n && l.k == k && l.weight == weight && l.act == act && l.out == out) return &l;
+  return nullptr;
+}
+
+void TuningTable::put(TunedLayer layer) {
+  for (TunedLayer& l : layers)
+    if (l.n == layer.n && l.k == layer.k && l.weight == layer.weight && l.act == layer.act &&
+        l.out == layer.out) {
+      l = std::move(layer);
+      return;
+    }
+  layers.push_back(std::move(layer));
+}
+
+Expected<TuningTable> read_tuning_table(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status(ErrorCode::kNotFound, str("tuning table ", path, ": cannot open"));
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_table(text.str(), path);
+}
+
+Status write_tuning_table(const TuningTable& t, const std::string& path) {
+  json j;
+  j["schema"] = kSchema;
+  j["device"] = t.device;
+  j["arch"] = t.arch;
+  j["created"] = t.created;
+  j["layers"] = json::array();
+  for (const TunedLayer& l : t.layers) {
+    json lj;
+    lj["n"] = l.n;
+    lj["k"] = l.k;
+    lj["weight"] = l.weight;
+    lj["act"] = l.act;
+    lj["out"] = l.out;
+    lj["buckets"] = json::array();
+    for (const TunedBucket& b : l.buckets) lj["buckets"].push_back(bucket_json(b));
+    lj["measured"] = json::array();
+    for (const TunedMeasurement& m : l.measured)
+      lj["measured"].push_back({{"m", m.m},
+                                {"best", m.best},
+                                {"best_us", m.best_us},
+                                {"chosen", m.chosen},
+                                {"chosen_us", m.chosen_us}});
+    j["layers"].push_back(lj);
+  }
+  std::error_code ec;
+  const fs::path p(path);
+  if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
+  // Written beside and renamed, so a reader never sees half a table.
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    if (!out) return Status(ErrorCode::kInternal, str("tuning table ", path, ": cannot write"));
+    out << j.dump(2) << "\n";
+    if (!out) return Status(ErrorCode::kInternal, str("tuning table ", path, ": write failed"));
+  }
+  fs::rename(tmp, p, ec);
+  if (ec) return Status(ErrorCode::kInternal, str("tuning table ", path, ": ", ec.message()));
+  return Status();
+}
+
+std::string default_tuning_dir() {
+  if (const char* dir = std::getenv("QGEMM_TUNING_DIR"); dir && *dir) return dir;
+  return default_cache_dir() + "/tuning";
+}
+
+std::string default_tuning_path(const DeviceInfo& device) {
+  std::string name = device.name.empty() ? "device" : device.name;
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '_';
+  return default_tuning_dir() + "/" + name + ".json";
+}
+
+TuningLookup find_tuning(const std::string& path, const DeviceInfo& device, int64_t n, int64_t k,
+                         const std::string& weight, const std::string& act,
+                         const std::string& out) {
+  // Parsed tables by path, re-read when the file's time stamp changes.
+  struct Cached {
+    fs::file_time_type stamp;
+    Expected<TuningTable> table;
+  };
+  static std::mutex mutex;
+  static std::map<std::string, Cached> cache;
+
+  TuningLookup r;
+  std::vector<std::string> paths;
+  std::error_code ec;
+  if (!path.empty()) {
+    paths.push_back(path);
+  } else {
+    for (const auto& e : fs::directory_iterator(default_tuning_dir(), ec))
+      if (e.path().extension() == ".json") paths.push_back(e.path().string());
+    std::sort(paths.begin(), paths.end());
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  for (const std::string& p : paths) {
+    const auto stamp = fs::last_write_time(p, ec);
+    if (ec) {
+      r.notes.push_back(str("tuning table ", p, ": not found (heuristics used)"));
+      continue;
+    }
+    auto it = cache.find(p);
+    if (it == cache.end() || it->second.stamp != stamp)
+      it = cache.insert_or_assign(p, Cached{stamp, read_tuning_table(p)}).first;
+    const Expected<TuningTable>& t = it->second.table;
+    if (!t) {
+      r.notes.push_back(str(t.status().message(), " (ignored)"));
+      continue;
+    }
+    const TunedLayer* layer = t->find(n, k, weight, act, out);
+    if (t->device != device.name) {
+      // Only worth a note when the table would otherwise have served this layer.
+      if (layer != nullptr || !path.empty())
+        r.notes.push_back(str("tuning table ", p, " was measured on ", t->device, ", not on ",
+                              device.name, ": ignored"));
+      continue;
+    }
+    if (layer == nullptr) {
+      if (!path.empty())
+        r.notes.push_back(
+            str("tuning table ", p, " has no entry for this layer (heuristics used)"));
+      continue;
+    }
+    r.found = true;
+    r.layer = *layer;
+    r.source = p;
+    return r;
+  }
+  return r;
+}
+
+}  // namespace qgemm

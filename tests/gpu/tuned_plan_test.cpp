@@ -1,0 +1,206 @@
+// Plans from tuning tables, the autotuner end to end, and activation padding (odd K, unaligned
+// pointers, under graph capture) through the public Linear object.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "backend/device_buffer.h"
+#include "bench/autotune.h"
+#include "gpu_test_util.h"
+#include "plan/jit_kernel_plan.h"
+#include "plan/tuning_table.h"
+
+namespace qgemm {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct LayerCase {
+  const char* weight;
+  const char* act;
+  DType out;
+  int64_t n, k;
+};
+
+// Runs `m` tokens through a Linear built with `options` on fresh data, with the activations
+// `offset` bytes past an aligned address, optionally inside a captured CUDA graph, and returns
+// the comparison with the reference (all checked rows) and the poison left.
+void run_layer(const LayerCase& lc, LinearOptions options, int64_t m, size_t offset, bool graph,
+               uint64_t seed) {
+  SCOPED_TRACE(str(lc.weight, " ", lc.act, "->", lc.out.name(), " N=", lc.n, " K=", lc.k, " M=", m,
+                   " offset ", offset, graph ? " graph" : ""));
+  const auto wv = random_normal(lc.n * lc.k, seed, 0.05f);
+  auto w = quantize_weights(HostValues::of(wv), 1, lc.n, lc.k, *WeightFormat::parse(lc.weight));
+  ASSERT_TRUE(w.ok()) << w.status().to_string();
+  options.act = *ActFormat::parse(lc.act);
+  options.out = lc.out;
+  options.backend = BackendKind::kJit;
+  const auto av = random_normal(m * lc.k, seed + 1, 1.0f);
+  auto a = quantize_activations(HostValues::of(av), m, lc.k, options.act);
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE(use_device(0).ok());
+  auto layer = Linear::create(*w, options);
+  ASSERT_TRUE(layer.ok()) << layer.status().to_string();
+  ASSERT_TRUE(layer->prepare(m).ok());
+
+  const CudaDriver* d = *cuda_driver();
+  const size_t out_bytes = size_t(m) * lc.n * 2;
+  auto d_a = DeviceBuffer::allocate(a->data.size() + offset);
+  auto d_c = DeviceBuffer::allocate(out_bytes);
+  auto d_w = DeviceBuffer::allocate(std::max<size_t>(layer->workspace_bytes(m), 1));
+  ASSERT_TRUE(d_a.ok() && d_c.ok() && d_w.ok());
+  ASSERT_EQ(d->cuMemcpyHtoD(d_a->ptr() + offset, a->data.data(), a->data.size()), CUDA_SUCCESS);
+  ASSERT_EQ(d->cuMemsetD8(d_c->ptr(), 0xff, out_bytes), CUDA_SUCCESS);
+  // The workspace holds garbage (NaN bits), as a caller's scratch would.
+  ASSERT_EQ(d->cuMemsetD8(d_w->ptr(), 0xff, d_w->bytes()), CUDA_SUCCESS);
+  CUstream stream;
+  ASSERT_EQ(d->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  LinearArgs args;
+  args.m = m;
+  args.a = reinterpret_cast<const void*>(d_a->ptr() + offset);
+  args.c = d_c->get();
+  args.workspace = d_w->get();
+  args.workspace_bytes = d_w->bytes();
+  args.stream = stream;
+  if (graph) {
+    CUgraph g;
+    ASSERT_EQ(d->cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+    Status captured = layer->run(args);
+    ASSERT_EQ(d->cuStreamEndCapture(stream, &g), CUDA_SUCCESS);
+    ASSERT_TRUE(captured.ok()) << captured.to_string();
+    CUgraphExec exec;
+    ASSERT_EQ(d->cuGraphInstantiateWithFlags(&exec, g, 0), CUDA_SUCCESS);
+    ASSERT_EQ(d->cuGraphLaunch(exec, stream), CUDA_SUCCESS);
+    ASSERT_EQ(d->cuStreamSynchronize(stream), CUDA_SUCCESS);
+    d->cuGraphExecDestroy(exec);
+    d->cuGraphDestroy(g);
+  } else {
+    Status s = layer->run(args);
+    ASSERT_TRUE(s.ok()) << s.to_string();
+    ASSERT_EQ(d->cuStreamSynchronize(stream), CUDA_SUCCESS);
+  }
+  d->cuStreamDestroy(stream);
+  std::vector<uint8_t> c(out_bytes);
+  ASSERT_TRUE(d_c->download(c.data(), c.size()).ok());
+  const auto got = decode_output(lc.out, c);
+  const auto rows = testing::check_rows(m, 64, seed + 3);
+  auto ref = reference_gemm(*a, *w, {}, rows);
+  ASSERT_TRUE(ref.ok());
+  std::vector<double> picked;
+  for (int64_t r : rows)
+    picked.insert(picked.end(), got.begin() + r * lc.n, got.begin() + (r + 1) * lc.n);
+  const Comparison cmp = compare(*ref, picked);
+  EXPECT_EQ(cmp.nan_count, 0);
+  EXPECT_LE(cmp.rel_frobenius, tolerance_for(lc.out));
+  EXPECT_EQ(std::count_if(got.begin(), got.end(), [](double v) { return std::isnan(v); }), 0);
+}
+
+// A scratch directory for tables.
+struct TempDir {
+  fs::path path = fs::temp_directory_path() / str("qgemm-tuned-plan-", std::rand());
+  TempDir() { fs::create_directories(path); }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+TEST(TunedPlanGpu, EveryBucketOfATableMatchesTheReference) {
+  QGEMM_REQUIRE_GPU();
+  const DeviceInfo device = list_devices()[0];
+  const LayerCase cases[] = {
+      {"int4/g128/bf16", "bf16", DType::bf16(), 1000, 1536},
+      {"uint4/g128/fp16/zp", "fp16", DType::fp16(), 1000, 1536},
+      {"nvfp4", "bf16", DType::bf16(), 1000, 1536},
+  };
+  for (const LayerCase& lc : cases) {
+    TempDir dir;
+    TuningTable t;
+    t.device = device.name;
+    TunedLayer l;
+    l.n = lc.n;
+    l.k = lc.k;
+    l.weight = WeightFormat::parse(lc.weight)->to_string();
+    l.act = lc.act;
+    l.out = lc.out.name();
+    // Tiles the heuristics never use, so the table is visibly what runs.
+    l.buckets = {{2, false, *MmaTile::parse("w4x1 t1 f2 s6 k256 waves4")},
+                 {40, false, *MmaTile::parse("w4x2 t1 f4 s4 k128 waves1")},
+                 {300, false, *MmaTile::parse("w8x1 t1 f8 s4 k128 waves2")},
+                 {INT64_MAX, true, {}}};
+    t.put(l);
+    const std::string path = (dir.path / "t.json").string();
+    ASSERT_TRUE(write_tuning_table(t, path).ok());
+    auto plan = plan_jit_kernels(lc.n, lc.k, *WeightFormat::parse(lc.weight),
+                                 ActFormat::parse(lc.act)->type, lc.out, device, true, path);
+    ASSERT_TRUE(plan.ok());
+    EXPECT_EQ(plan->source, "tuning table " + path);
+    LinearOptions o;
+    o.tuning_table = path;
+    uint64_t seed = 40;
+    for (int64_t m : {1, 2, 3, 40, 41, 300, 301, 1000}) run_layer(lc, o, m, 0, false, seed++);
+  }
+}
+
+TEST(TunedPlanGpu, OddKAndUnalignedActivationsArePaddedEvenUnderGraphCapture) {
+  QGEMM_REQUIRE_GPU();
+  LinearOptions o;
+  o.tuning_table = kNoTuningTable;
+  const LayerCase odd_k{"int8/channel/bf16", "bf16", DType::bf16(), 520, 1001};
+  const LayerCase aligned_k{"int4/g128/bf16", "bf16", DType::bf16(), 1000, 1536};
+  uint64_t seed = 70;
+  for (bool graph : {false, true}) {
+    for (int64_t m : {1, 33, 700}) {
+      run_layer(odd_k, o, m, 0, graph, seed++);
+      run_layer(aligned_k, o, m, 2, graph, seed++);  // 2-byte offset: not 16-byte aligned
+      run_layer(odd_k, o, m, 6, graph, seed++);
+    }
+  }
+}
+
+TEST(AutotuneGpu, SmallLayerEndToEnd) {
+  QGEMM_REQUIRE_GPU();
+  bench::TuneOptions t;
+  t.m = {1, 16, 200, 600};
+  t.n = 1000;
+  t.k = 1536;
+  t.weight = *WeightFormat::parse("int4/g128/bf16");
+  t.act = *ActFormat::parse("bf16");
+  t.tiles = {
+      *MmaTile::parse("w4x1 t1 f1 s6 k256 waves2"), *MmaTile::parse("w4x1 t1 f1 s6 k256 waves4"),
+      *MmaTile::parse("w4x1 t1 f4 s6 k128 waves4"), *MmaTile::parse("w4x2 t2 f4 s4 k128 waves2")};
+  t.max_kernels = 2;
+  t.repetitions = 5;
+  t.rotate_bytes = 64 << 20;
+  t.progress = false;
+  auto r = bench::autotune(t);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_TRUE(r->errors.empty()) << r->errors.front();
+  ASSERT_EQ(r->candidates.size(), 5u);  // four tiles and the hand-off
+  for (size_t ci = 0; ci < 4; ++ci)
+    for (double us : r->candidates[ci].us) EXPECT_GT(us, 0.5) << r->candidates[ci].name;
+  EXPECT_TRUE(std::isnan(r->candidates[4].us[0]));  // no hand-off at the smallest M
+  EXPECT_LE(r->selection.kernels, 2u);
+  ASSERT_EQ(r->layer.measured.size(), 4u);
+  for (const TunedMeasurement& m : r->layer.measured) EXPECT_LE(m.best_us, m.chosen_us);
+  for (double us : r->heuristic_us) EXPECT_GT(us, 0.5);
+  EXPECT_EQ(r->layer.buckets.back().max_m, INT64_MAX);
+  EXPECT_FALSE(r->layer.buckets.front().expand);
+
+  // The table it makes drives a layer that still matches the reference.
+  TempDir dir;
+  TuningTable table;
+  table.device = r->device.name;
+  table.put(r->layer);
+  const std::string path = (dir.path / "t.json").string();
+  ASSERT_TRUE(write_tuning_table(table, path).ok());
+  LinearOptions o;
+  o.tuning_table = path;
+  const LayerCase lc{"int4/g128/bf16", "bf16", DType::bf16(), 1000, 1536};
+  uint64_t seed = 90;
+  for (int64_t m : {1, 16, 200, 600}) run_layer(lc, o, m, 0, false, seed++);
+}
+
+}  // namespace
+}  // namespace qgemm

@@ -1,0 +1,259 @@
+#include "plan/tuning_table.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "plan/jit_kernel_plan.h"
+#include "plan/kernel_selection.h"
+#include "qgemm/device.h"
+
+namespace qgemm {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A scratch directory, removed at the end of the test.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() / str("qgemm-tuning-test-",
+                                           ::testing::UnitTest::GetInstance()->random_seed(), "-",
+                                           std::rand());
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
+DeviceInfo h200_named(const std::string& name) {
+  DeviceInfo d = *device_preset("h200");
+  d.name = name;
+  return d;
+}
+
+TunedLayer sample_layer() {
+  TunedLayer l;
+  l.n = 8192;
+  l.k = 8192;
+  l.weight = "int4/g128/bf16";
+  l.act = "bf16";
+  l.out = "bf16";
+  l.buckets = {{4, false, *MmaTile::parse("w4x1 t1 f1 s6 k256 waves2")},
+               {128, false, *MmaTile::parse("w4x1 t1 f8 s4 k128 waves1")},
+               {INT64_MAX, true, {}}};
+  l.measured = {{1, "a", "a", 15.5, 15.5}, {64, "b", "c", 30.0, 31.0}};
+  return l;
+}
+
+TEST(MmaTile, TextRoundTripAndErrors) {
+  const MmaTile t{4, 2, 2, 4, 4, 128, 2};
+  EXPECT_EQ(t.to_string(), "w4x2 t2 f4 s4 k128 waves2");
+  auto back = MmaTile::parse(t.to_string());
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(*back, t);
+  // waves is optional (defaults to 2); the rest is required.
+  EXPECT_TRUE(MmaTile::parse("w4x1 t1 f1 s6 k256").ok());
+  for (const char* bad : {"", "w4x1 t1 f1 s6", "w4 t1 f1 s6 k256", "w4x1 t1 f0 s6 k256",
+                          "w4x1 t1 f1 s1 k256", "w4x1 t1 f1 s6 k256 z3", "w4x1 t1x f1 s6 k256"}) {
+    auto r = MmaTile::parse(bad);
+    EXPECT_FALSE(r.ok()) << bad;
+    if (!r.ok()) {
+      EXPECT_NE(r.status().message().find("expected e.g."), std::string::npos) << bad;
+    }
+  }
+}
+
+TEST(TuningTable, RoundTripsThroughJson) {
+  TempDir dir;
+  TuningTable t;
+  t.device = "NVIDIA H200";
+  t.arch = "sm_90a";
+  t.created = "2026-11-29T00:00:00Z";
+  t.put(sample_layer());
+  TunedLayer other = sample_layer();
+  other.n = 28672;
+  t.put(other);
+  ASSERT_TRUE(write_tuning_table(t, dir.file("t.json")).ok());
+  auto back = read_tuning_table(dir.file("t.json"));
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(*back, t);
+  // put() replaces the entry of the same problem.
+  other.buckets.pop_back();
+  other.buckets.back().max_m = INT64_MAX;
+  t.put(other);
+  EXPECT_EQ(t.layers.size(), 2u);
+  EXPECT_EQ(t.find(28672, 8192, "int4/g128/bf16", "bf16", "bf16")->buckets.size(), 2u);
+  EXPECT_EQ(t.find(28672, 8192, "int4/g128/bf16", "bf16", "fp16"), nullptr);
+}
+
+TEST(TuningTable, BadFilesNameTheProblem) {
+  TempDir dir;
+  auto missing = read_tuning_table(dir.file("none.json"));
+  EXPECT_EQ(missing.status().code(), ErrorCode::kNotFound);
+  const std::pair<const char*, const char*> cases[] = {
+      {"{", "tuning table"},
+      {R"({"schema": "other/1", "device": "x", "layers": []})", "schema"},
+      {R"({"schema": "qgemm-tuning/1", "device": "x", "layers": [{"n": 64, "k": 64,
+        "weight": "int4/g32/bf16", "act": "bf16", "out": "bf16",
+        "buckets": [{"max_m": 8, "kernel": "mma_gemm", "tile": "w4x1 t1 f1 s6 k256"}]}]})",
+       "last bucket"},
+      {R"({"schema": "qgemm-tuning/1", "device": "x", "layers": [{"n": 64, "k": 64,
+        "weight": "int4/g32/bf16", "act": "bf16", "out": "bf16",
+        "buckets": [{"max_m": null, "kernel": "magic"}]}]})",
+       "unknown kernel"},
+      {R"({"schema": "qgemm-tuning/1", "device": "x", "layers": [{"n": 64, "k": 64,
+        "weight": "int4/g32/bf16", "act": "bf16", "out": "bf16",
+        "buckets": [{"max_m": null, "kernel": "mma_gemm", "tile": "w4x1"}]}]})",
+       "mma tile"},
+      {R"({"schema": "qgemm-tuning/1", "device": "x", "layers": [{"n": 64, "k": 64,
+        "weight": "int4/g32/bf16", "act": "bf16", "out": "bf16",
+        "buckets": [{"max_m": null, "kernel": "expand+cublaslt"}]}]})",
+       "first bucket"},
+  };
+  for (const auto& [text, expected] : cases) {
+    std::ofstream(dir.file("bad.json")) << text;
+    auto r = read_tuning_table(dir.file("bad.json"));
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_NE(r.status().message().find(expected), std::string::npos) << r.status().message();
+    EXPECT_NE(r.status().message().find("bad.json"), std::string::npos) << r.status().message();
+  }
+}
+
+TEST(TuningTable, PlansReadTablesOfTheirDeviceAndIgnoreOthersWithANote) {
+  TempDir dir;
+  TuningTable t;
+  t.device = "NVIDIA H200";
+  t.arch = "sm_90a";
+  t.put(sample_layer());
+  ASSERT_TRUE(write_tuning_table(t, dir.file("h200.json")).ok());
+  const WeightFormat w = *WeightFormat::parse("int4/g128/bf16");
+
+  // The same device: the table's buckets, with their tiles.
+  auto tuned = plan_jit_kernels(8192, 8192, w, DType::bf16(), DType::bf16(),
+                                h200_named("NVIDIA H200"), true, dir.file("h200.json"));
+  ASSERT_TRUE(tuned.ok()) << tuned.status().to_string();
+  EXPECT_EQ(tuned->source, "tuning table " + dir.file("h200.json"));
+  ASSERT_EQ(tuned->buckets.size(), 3u);
+  EXPECT_EQ(tuned->buckets[0].max_m, 4);
+  EXPECT_EQ(tuned->buckets[0].config.frags_m, 1);
+  EXPECT_EQ(tuned->buckets[0].config.split_waves, 2);
+  EXPECT_EQ(tuned->buckets[1].config.frags_m, 8);
+  EXPECT_EQ(tuned->buckets[1].config.split_waves, 1);
+  EXPECT_TRUE(tuned->buckets[2].expand);
+  EXPECT_EQ(tuned->kernels(16384).size(), 3u);
+
+  // Another device: heuristics, and a note that says why.
+  auto other = plan_jit_kernels(8192, 8192, w, DType::bf16(), DType::bf16(),
+                                h200_named("NVIDIA H100 80GB HBM3"), true, dir.file("h200.json"));
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(other->source, "heuristics");
+  ASSERT_EQ(other->notes.size(), 1u);
+  EXPECT_NE(other->notes[0].find("measured on NVIDIA H200"), std::string::npos) << other->notes[0];
+
+  // A layer the table lacks: heuristics, with a note for an explicit path.
+  auto absent = plan_jit_kernels(4096, 8192, w, DType::bf16(), DType::bf16(),
+                                 h200_named("NVIDIA H200"), true, dir.file("h200.json"));
+  EXPECT_EQ(absent->source, "heuristics");
+  EXPECT_NE(absent->notes.at(0).find("no entry"), std::string::npos);
+
+  // A missing file is a note, not an error; "none" never reads a table.
+  auto missing = plan_jit_kernels(8192, 8192, w, DType::bf16(), DType::bf16(),
+                                  h200_named("NVIDIA H200"), true, dir.file("missing.json"));
+  ASSERT_TRUE(missing.ok());
+  EXPECT_NE(missing->notes.at(0).find("not found"), std::string::npos);
+  auto none = plan_jit_kernels(8192, 8192, w, DType::bf16(), DType::bf16(),
+                               h200_named("NVIDIA H200"), true, kNoTuningTable);
+  EXPECT_TRUE(none->notes.empty());
+  EXPECT_EQ(none->source, "heuristics");
+
+  // The default search path ($QGEMM_TUNING_DIR) finds it too.
+  setenv("QGEMM_TUNING_DIR", dir.path.c_str(), 1);
+  auto searched = plan_jit_kernels(8192, 8192, w, DType::bf16(), DType::bf16(),
+                                   h200_named("NVIDIA H200"), true, "");
+  unsetenv("QGEMM_TUNING_DIR");
+  EXPECT_EQ(searched->source, "tuning table " + dir.file("h200.json"));
+}
+
+TEST(TuningTable, HandOffBucketsBecomeMmaWhereCublasCannotRun) {
+  const WeightFormat w = *WeightFormat::parse("int4/g128/bf16");
+  const auto buckets = sample_layer().buckets;
+  // bf16 -> fp16 has no cuBLASLt GEMM: the mma bucket below covers every M.
+  auto mixed = plan_from_buckets(buckets, w, DType::bf16(), DType::fp16(), h200_named("x"), true);
+  ASSERT_TRUE(mixed.ok());
+  ASSERT_EQ(mixed->buckets.size(), 2u);
+  EXPECT_EQ(mixed->buckets.back().max_m, INT64_MAX);
+  EXPECT_FALSE(mixed->buckets.back().expand);
+  EXPECT_EQ(mixed->notes.size(), 1u);
+  // The first bucket must be an mma tile, the last must cover every M.
+  std::vector<TunedBucket> bad = {{INT64_MAX, true, {}}};
+  EXPECT_FALSE(plan_from_buckets(bad, w, DType::bf16(), DType::bf16(), h200_named("x"), true).ok());
+  bad = {{8, false, {}}};
+  EXPECT_FALSE(plan_from_buckets(bad, w, DType::bf16(), DType::bf16(), h200_named("x"), true).ok());
+}
+
+TimedCandidate candidate(const std::string& name, const std::string& kernel,
+                         std::vector<double> us) {
+  TimedCandidate c;
+  c.name = name;
+  c.kernel = kernel;
+  c.bucket.tile.frags_m = static_cast<int>(name.size());  // distinct buckets per name
+  c.us = std::move(us);
+  return c;
+}
+
+TEST(KernelSelection, FewestKernelsWithinTolerance) {
+  const double nan = NAN;
+  // Four M; kernel A is best at M0, B at M1, C at M2-M3; "a2" shares kernel A (other splits).
+  std::vector<TimedCandidate> c = {
+      candidate("a", "A", {10, 30, 100, 1000}),  candidate("a2", "A", {11, 22, 90, 1000}),
+      candidate("b", "B", {12, 20, 80, 900}),    candidate("c", "C", {20, 40, 60, 500}),
+      candidate("x", "X", {nan, nan, 200, 480}),
+  };
+  // Within 5%: A (M0), a2/B (M1: 22 vs 20 = 10% -> B), C (M2), X or C (M3: 500 vs 480 = 4.2%).
+  auto s = select_kernels(c, 4, 4, 0.05);
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  EXPECT_EQ(s->kernels, 3u);
+  EXPECT_EQ(s->choice, (std::vector<size_t>{0, 2, 3, 3}));
+  EXPECT_NEAR(s->max_loss, 500.0 / 480 - 1, 1e-12);
+  // At most two kernels: the pair with the smallest worst-case loss.
+  auto two = select_kernels(c, 4, 2, 0.05);
+  ASSERT_TRUE(two.ok());
+  EXPECT_EQ(two->kernels, 2u);
+  // A and C: a2 at M1 is 10% slower (B and C would lose 20% at M0).
+  EXPECT_NEAR(two->max_loss, 22.0 / 20 - 1, 1e-12);
+  EXPECT_EQ(two->choice, (std::vector<size_t>{0, 1, 3, 3}));
+  // With no tolerance every M gets its best, which needs four kernels.
+  auto exact = select_kernels(c, 4, 4, 0.0);
+  EXPECT_EQ(exact->kernels, 4u);
+  EXPECT_EQ(exact->max_loss, 0.0);
+  // An M no candidate ran at is an error.
+  c = {candidate("a", "A", {10, nan})};
+  EXPECT_FALSE(select_kernels(c, 2, 4, 0.05).ok());
+}
+
+TEST(KernelSelection, BucketsSplitAtGeometricMeansAndMerge) {
+  std::vector<TimedCandidate> c = {candidate("a", "A", {}), candidate("bb", "B", {}),
+                                   candidate("ccc", "C", {})};
+  c[2].bucket.expand = true;
+  KernelSelection s;
+  s.choice = {0, 1, 1, 2, 2};
+  const auto b = buckets_for({1, 16, 64, 1024, 4096}, c, s);
+  ASSERT_EQ(b.size(), 3u);
+  EXPECT_EQ(b[0].max_m, 4);    // sqrt(1 * 16)
+  EXPECT_EQ(b[1].max_m, 256);  // sqrt(64 * 1024)
+  EXPECT_FALSE(b[1].expand);
+  EXPECT_EQ(b[2].max_m, INT64_MAX);
+  EXPECT_TRUE(b[2].expand);
+}
+
+}  // namespace
+}  // namespace qgemm
