@@ -43,21 +43,37 @@ struct CandidateLayers {
 
 }  // namespace
 
-std::vector<MmaTile> default_tune_tiles() {
-  std::vector<MmaTile> tiles;
-  // warps_n, warps_m, tiles_n, frags_m, stages, stage_k; two split-K targets each.
-  const MmaTile shapes[] = {
-      {4, 1, 1, 1, 6, 256, 0}, {4, 1, 1, 2, 6, 256, 0}, {4, 1, 1, 4, 6, 128, 0},
-      {4, 1, 1, 8, 4, 128, 0}, {8, 1, 1, 8, 4, 128, 0}, {4, 2, 1, 4, 4, 128, 0},
-      {4, 2, 1, 8, 4, 128, 0}, {4, 2, 2, 4, 4, 128, 0},
+std::vector<MmaTile> default_tune_tiles(const DeviceInfo& device) {
+  // warps_n, warps_m, tiles_n, frags_m, stages, stage_k, split-K targets (CTAs per SM), wgmma.
+  struct Shape {
+    MmaTile tile;
+    std::vector<int> waves;
   };
-  for (MmaTile t : shapes) {
-    const bool small = t.warps_m == 1 && t.frags_m <= 4;
-    for (int waves : small ? std::vector<int>{2, 4} : std::vector<int>{1, 2}) {
-      t.waves = waves;
+  // NOTE: pruned with the H200 sweep of bench/NOTES.md ("planner"): tiles that lost at every M
+  // by more than 20% are gone (w4x2 t1 f8, the split targets that never won).
+  const Shape mma_sync[] = {
+      {{4, 1, 1, 1, 6, 256, 0}, {2, 4}}, {{4, 1, 1, 2, 6, 256, 0}, {2}},
+      {{4, 1, 1, 4, 6, 128, 0}, {4}},    {{4, 1, 1, 8, 4, 128, 0}, {1}},
+      {{8, 1, 1, 8, 4, 128, 0}, {1}},    {{4, 2, 1, 4, 4, 128, 0}, {1, 2}},
+      {{4, 2, 2, 4, 4, 128, 0}, {1}},
+  };
+  const Shape wgmma[] = {
+      {{4, 1, 1, 1, 6, 256, 0, true}, {2}}, {{4, 1, 1, 2, 6, 128, 0, true}, {2, 4}},
+      {{4, 1, 1, 4, 6, 128, 0, true}, {2}}, {{4, 2, 1, 4, 4, 128, 0, true}, {1}},
+      {{4, 1, 1, 8, 4, 128, 0, true}, {1}}, {{4, 2, 1, 8, 4, 128, 0, true}, {1}},
+      {{4, 1, 1, 16, 4, 128, 0, true}, {1}},
+  };
+  std::vector<MmaTile> tiles;
+  auto add = [&](const Shape& s) {
+    for (int w : s.waves) {
+      MmaTile t = s.tile;
+      t.waves = w;
       tiles.push_back(t);
     }
-  }
+  };
+  for (const Shape& s : mma_sync) add(s);
+  if (device.arch() == "sm_90a")
+    for (const Shape& s : wgmma) add(s);
   return tiles;
 }
 
@@ -102,7 +118,7 @@ Expected<TuneResult> autotune(const TuneOptions& o) {
   }
 
   // Candidates: every tile as a one-bucket plan, then the hand-off.
-  const std::vector<MmaTile> tiles = o.tiles.empty() ? default_tune_tiles() : o.tiles;
+  const std::vector<MmaTile> tiles = o.tiles.empty() ? default_tune_tiles(r.device) : o.tiles;
   std::vector<std::vector<TunedBucket>> plans;
   for (const MmaTile& t : tiles) {
     auto c = mma_config_for(t, o.weight, o.act.type, o.out, r.device);

@@ -19,7 +19,7 @@ struct TuneOptions {
   WeightFormat weight;
   ActFormat act;
   DType out = DType::bf16();
-  std::vector<MmaTile> tiles;  ///< mma candidates; empty = default_tune_tiles()
+  std::vector<MmaTile> tiles;  ///< mma candidates; empty = default_tune_tiles(device)
   size_t max_kernels = 4;      ///< kernels the layer may keep across all M
   double tolerance = 0.05;     ///< accepted loss against the best candidate at each M
   int warmup = 3, repetitions = 15;
@@ -42,9 +42,10 @@ struct TuneResult {
   double seconds = 0;               ///< wall time of the whole run
 };
 
-/// The mma tiles tried by default: decode, small-batch and large tiles, each with two split-K
-/// targets (splits are a launch setting: the two share one kernel).
-std::vector<MmaTile> default_tune_tiles();
+/// The tiles tried by default on `device`: decode, small-batch and large mma.sync tiles, and on
+/// sm_90a their wgmma variants; some with two split-K targets (a launch setting: the two share
+/// one kernel).
+std::vector<MmaTile> default_tune_tiles(const DeviceInfo& device);
 
 /// Times every candidate (each tile, and the cuBLASLt hand-off where the types allow it) at every
 /// M with the method of BENCHMARKING.md (CUDA-graph replays, device events, weights rotated past

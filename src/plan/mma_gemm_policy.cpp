@@ -49,7 +49,7 @@ int env_int(const char* name, int fallback) {
 
 std::string MmaTile::to_string() const {
   return str("w", warps_n, "x", warps_m, " t", tiles_n, " f", frags_m, " s", stages, " k", stage_k,
-             " waves", waves);
+             " waves", waves, wgmma ? " wg" : "");
 }
 
 Expected<MmaTile> MmaTile::parse(const std::string& text) {
@@ -61,12 +61,14 @@ Expected<MmaTile> MmaTile::parse(const std::string& text) {
     return invalid_argument(str("mma tile '", text, "': ", why,
                                 "; expected e.g. \"w4x1 t1 f4 s6 k128 waves4\" (warps NxM, tiles "
                                 "per warp, 8-token groups per warp, stages, K per stage, "
-                                "CTAs per SM)"));
+                                "CTAs per SM, optional wg for wgmma)"));
   };
   while (in >> part) {
     int a = 0, b = 0;
     char tail = 0;
-    if (std::sscanf(part.c_str(), "w%dx%d%c", &a, &b, &tail) == 2) {
+    if (part == "wg") {
+      t.wgmma = true;
+    } else if (std::sscanf(part.c_str(), "w%dx%d%c", &a, &b, &tail) == 2) {
       t.warps_n = a, t.warps_m = b, seen[0] = true;
     } else if (std::sscanf(part.c_str(), "waves%d%c", &a, &tail) == 1) {
       t.waves = a, seen[6] = true;
@@ -108,8 +110,11 @@ Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& wei
   if (device.sm() < 80)
     return unsupported(
         str("the mma.sync kernels need sm_80 or newer, the device is ", device.arch()));
+  if (t.wgmma && device.arch() != "sm_90a")
+    return unsupported(str("wgmma tiles need sm_90a, the device is ", device.arch()));
   MmaGemmConfig c = MmaGemmConfig::from_format(weight, act, out);
   c.arch = device.arch();
+  c.wgmma = t.wgmma;
   c.warps_n = t.warps_n;
   c.warps_m = t.warps_m;
   c.tiles_n = t.tiles_n;
@@ -129,6 +134,11 @@ Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& wei
   const int words = mma_layout::unit_words(c.bits);
   if (words > 4) c.tiles_n = 1;
   if (words > 8) c.frags_m = std::min(c.frags_m, 4);
+  // NOTE: wgmma with 128 tokens per warpgroup holds 64 fp32 sums and 64 partials per thread:
+  // int7, e2m1/g16 and float zero points spill there (ptxas), so they keep 64 tokens.
+  if (c.wgmma && c.frags_m > 8 && (words > 4 || (c.group_k > 0 && c.group_k < c.unit_k()) ||
+                                   c.float_zero))
+    c.frags_m = 8;
   while (c.smem_bytes() > device.smem_per_block && c.stages > 2) --c.stages;
   if (c.smem_bytes() > device.smem_per_block && c.units_per_stage > 1) c.units_per_stage = 1;
   while (c.smem_bytes() > device.smem_per_block && c.stages > 2) --c.stages;

@@ -13,9 +13,10 @@ namespace qgemm {
 /// The tiling part of an mma_gemm kernel, as the planner and the autotuner choose it; the
 /// format part comes from the layer. Text form: "w4x1 t1 f4 s6 k128 waves4" (warps along N x
 /// along M, 16-row tiles per warp, 8-token groups per warp, pipeline stages, K per stage, CTAs
-/// per SM that split-K aims at).
+/// per SM that split-K aims at); " wg" marks the Hopper wgmma variant (sm_90a).
 struct MmaTile {
   int warps_n = 4, warps_m = 1, tiles_n = 1, frags_m = 1, stages = 4, stage_k = 128, waves = 2;
+  bool wgmma = false;
 
   std::string to_string() const;
   /// Parses to_string()'s form; the error names the bad part.

@@ -60,6 +60,17 @@ TEST(MmaTile, TextRoundTripAndErrors) {
   auto back = MmaTile::parse(t.to_string());
   ASSERT_TRUE(back.ok()) << back.status().to_string();
   EXPECT_EQ(*back, t);
+  // The wgmma variant: " wg", only for sm_90a.
+  auto wg = MmaTile::parse("w4x2 t1 f8 s4 k128 waves1 wg");
+  ASSERT_TRUE(wg.ok());
+  EXPECT_TRUE(wg->wgmma);
+  EXPECT_EQ(wg->to_string(), "w4x2 t1 f8 s4 k128 waves1 wg");
+  const WeightFormat f = *WeightFormat::parse("int4/g128/bf16");
+  auto hopper = mma_config_for(*wg, f, DType::bf16(), DType::bf16(), *device_preset("h200"));
+  ASSERT_TRUE(hopper.ok()) << hopper.status().to_string();
+  EXPECT_TRUE(hopper->wgmma);
+  auto ampere = mma_config_for(*wg, f, DType::bf16(), DType::bf16(), *device_preset("sm_80"));
+  EXPECT_EQ(ampere.status().code(), ErrorCode::kUnsupported);
   // waves is optional (defaults to 2); the rest is required.
   EXPECT_TRUE(MmaTile::parse("w4x1 t1 f1 s6 k256").ok());
   for (const char* bad : {"", "w4x1 t1 f1 s6", "w4 t1 f1 s6 k256", "w4x1 t1 f0 s6 k256",

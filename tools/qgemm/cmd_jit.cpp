@@ -114,6 +114,18 @@ void add_check_specs(const std::string& arch, SpecSet& set, std::vector<std::str
     for (size_t i = 0; i < plan->size(); ++i) set.add((*plan)[i].config.spec(), m_range(*plan, i));
     // The expansion kernel is compiled for every format, even where the hand-off is off.
     set.add(plan->back().config.dequant_spec(), "cuBLAS hand-off");
+    // The wgmma variants `qgemm tune` may choose on Hopper: the smallest, a two-warpgroup and
+    // the largest token tile.
+    if (arch == "sm_90a")
+      for (const char* tile : {"w4x1 t1 f2 s6 k128 wg", "w4x2 t1 f8 s4 k128 wg",
+                               "w4x1 t1 f16 s4 k128 wg"}) {
+        auto c = mma_config_for(*MmaTile::parse(tile), weight, *parse_dtype(f.act),
+                                *parse_dtype(f.out), device);
+        if (!c)
+          errors.push_back(str("wgmma tile ", tile, " for ", f.weight, ": ", c.status().message()));
+        else
+          set.add(c->spec(), "tune candidate");
+      }
   }
   for (const char* w : kCheckDequant)
     set.add(DequantizeConfig{*WeightFormat::parse(w), DType::bf16(), arch}.spec());
