@@ -89,7 +89,9 @@ Expected<DeviceInfo> device_preset(const std::string& arch) {
          2619000,
          5120};
   } else if (arch == "h200") {
-    d = {"preset h200", 9, 0, 132, 60 << 20, 227 << 10, 141ll << 30, 1980000, 3201000, 6144};
+    // The one preset that is a product, not a family: named as the driver names the GPU, so
+    // tuning tables measured on an H200 apply when planning for it without one.
+    d = {"NVIDIA H200", 9, 0, 132, 60 << 20, 227 << 10, 141ll << 30, 1980000, 3201000, 6144};
   } else {
     return invalid_argument(str("unknown device preset '", arch,
                                 "'; accepted: sm_80, sm_86, sm_89, sm_90, sm_90a, h200"));

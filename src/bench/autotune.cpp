@@ -58,9 +58,9 @@ std::vector<MmaTile> default_tune_tiles(const DeviceInfo& device) {
       {{4, 2, 2, 4, 4, 128, 0}, {1}},
   };
   const Shape wgmma[] = {
-      {{4, 1, 1, 1, 6, 256, 0, true}, {2}}, {{4, 1, 1, 2, 6, 128, 0, true}, {2, 4}},
-      {{4, 1, 1, 4, 6, 128, 0, true}, {2}}, {{4, 2, 1, 4, 4, 128, 0, true}, {1}},
-      {{4, 1, 1, 8, 4, 128, 0, true}, {1}}, {{4, 2, 1, 8, 4, 128, 0, true}, {1}},
+      {{4, 1, 1, 1, 6, 256, 0, true}, {2}},  {{4, 1, 1, 2, 6, 128, 0, true}, {2, 4}},
+      {{4, 1, 1, 4, 6, 128, 0, true}, {2}},  {{4, 2, 1, 4, 4, 128, 0, true}, {1}},
+      {{4, 1, 1, 8, 4, 128, 0, true}, {1}},  {{4, 2, 1, 8, 4, 128, 0, true}, {1}},
       {{4, 1, 1, 16, 4, 128, 0, true}, {1}},
   };
   std::vector<MmaTile> tiles;
@@ -79,11 +79,7 @@ std::vector<MmaTile> default_tune_tiles(const DeviceInfo& device) {
 
 Expected<TuneResult> autotune(const TuneOptions& o) {
   const auto t_start = std::chrono::steady_clock::now();
-  QGEMM_RETURN_IF_ERROR(use_device(0));
-  const auto devices = list_devices();
-  if (devices.empty()) return Status(ErrorCode::kNotFound, str("no GPU: ", no_gpu_reason()));
   TuneResult r;
-  r.device = devices[0];
   r.ms = o.m;
   std::sort(r.ms.begin(), r.ms.end());
   r.ms.erase(std::unique(r.ms.begin(), r.ms.end()), r.ms.end());
@@ -93,6 +89,12 @@ Expected<TuneResult> autotune(const TuneOptions& o) {
     return invalid_argument(str("qgemm tune: activations ", o.act.to_string(),
                                 ": the jit kernels take fp16 or bf16 activations"));
   QGEMM_RETURN_IF_ERROR(o.weight.check_shape(o.n, o.k));
+  if (o.max_kernels < 1) return invalid_argument("qgemm tune: max_kernels must be at least 1");
+  const auto devices = list_devices();
+  if (devices.empty())
+    return Status(ErrorCode::kNotFound, str("no GPU to tune on: ", no_gpu_reason()));
+  QGEMM_RETURN_IF_ERROR(use_device(0));
+  r.device = devices[0];
   const int64_t max_m = r.ms.back();
   const bool cublas = cublaslt_library().ok();
 

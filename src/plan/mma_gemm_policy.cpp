@@ -136,8 +136,8 @@ Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& wei
   if (words > 8) c.frags_m = std::min(c.frags_m, 4);
   // NOTE: wgmma with 128 tokens per warpgroup holds 64 fp32 sums and 64 partials per thread:
   // int7, e2m1/g16 and float zero points spill there (ptxas), so they keep 64 tokens.
-  if (c.wgmma && c.frags_m > 8 && (words > 4 || (c.group_k > 0 && c.group_k < c.unit_k()) ||
-                                   c.float_zero))
+  if (c.wgmma && c.frags_m > 8 &&
+      (words > 4 || (c.group_k > 0 && c.group_k < c.unit_k()) || c.float_zero))
     c.frags_m = 8;
   while (c.smem_bytes() > device.smem_per_block && c.stages > 2) --c.stages;
   if (c.smem_bytes() > device.smem_per_block && c.units_per_stage > 1) c.units_per_stage = 1;
@@ -172,10 +172,13 @@ bool cublaslt_has_gemm(DType act, DType out) {
 }
 
 int64_t mma_handoff_m(const DeviceInfo& device, DType act, DType out) {
-  // NOTE: above this many tokens the layer is compute-bound and mma.sync reaches less than a
-  // third of Hopper's wgmma rate, so expanding the weight and calling cuBLAS is faster.
-  (void)device;
-  return cublaslt_has_gemm(act, out) ? 512 : INT64_MAX;
+  if (!cublaslt_has_gemm(act, out)) return INT64_MAX;
+  // NOTE: from here on the layer is compute-bound and mma.sync reaches a fraction of the tensor
+  // rate, so expanding the weight (~52 us for 8192 x 8192 on the H200) and calling cuBLAS is
+  // faster. H200, int4/g128, N = K = 8192 (bench/NOTES.md, "planner"): at M = 256 the hand-off
+  // takes 96 us, the best mma tile 137 us; at M = 64 the mma kernel wins (47 vs ~90 us). Other
+  // architectures keep the earlier, unmeasured boundary.
+  return device.sm() >= 90 ? 129 : 512;
 }
 
 }  // namespace qgemm

@@ -78,9 +78,10 @@ int run_plan(const PlanOptions& o) {
   }
   std::printf("layer    N=%lld K=%lld weight=%s act=%s out=%s\n", (long long)o.n, (long long)o.k,
               wf->to_string().c_str(), af->to_string().c_str(), out->name().c_str());
-  std::printf("device   %s (%s, %d SMs, %lld KB shared memory per block)\n",
+  std::printf("device   %s (%s, %d SMs, %lld KB shared memory per block%s)\n",
               p.device_info.name.c_str(), p.device_info.arch().c_str(),
-              p.device_info.multiprocessors, (long long)(p.device_info.smem_per_block >> 10));
+              p.device_info.multiprocessors, (long long)(p.device_info.smem_per_block >> 10),
+              o.arch.empty() ? "" : "; described by --arch");
   if (o.experts > 0) {
     std::printf(
         "backend  cpu: MoE layers (E=%lld, top-k=%d) run on the CPU reference in this "
