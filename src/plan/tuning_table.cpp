@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "jit/kernel_cache.h"
@@ -177,9 +179,10 @@ std::string default_tuning_path(const DeviceInfo& device) {
 TuningLookup find_tuning(const std::string& path, const DeviceInfo& device, int64_t n, int64_t k,
                          const std::string& weight, const std::string& act,
                          const std::string& out) {
-  // Parsed tables by path, re-read when the file's time stamp changes.
+  // Parsed tables by path, re-read when the file's time stamp or size changes.
   struct Cached {
     fs::file_time_type stamp;
+    uintmax_t size;
     Expected<TuningTable> table;
   };
   static std::mutex mutex;
@@ -196,15 +199,19 @@ TuningLookup find_tuning(const std::string& path, const DeviceInfo& device, int6
     std::sort(paths.begin(), paths.end());
   }
   std::lock_guard<std::mutex> lock(mutex);
+  std::optional<TunedLayer> nearest;
+  double nearest_distance = 0;
+  std::string nearest_path;
   for (const std::string& p : paths) {
     const auto stamp = fs::last_write_time(p, ec);
     if (ec) {
       r.notes.push_back(str("tuning table ", p, ": not found (heuristics used)"));
       continue;
     }
+    const uintmax_t size = fs::file_size(p, ec);
     auto it = cache.find(p);
-    if (it == cache.end() || it->second.stamp != stamp)
-      it = cache.insert_or_assign(p, Cached{stamp, read_tuning_table(p)}).first;
+    if (it == cache.end() || it->second.stamp != stamp || it->second.size != size)
+      it = cache.insert_or_assign(p, Cached{stamp, size, read_tuning_table(p)}).first;
     const Expected<TuningTable>& t = it->second.table;
     if (!t) {
       r.notes.push_back(str(t.status().message(), " (ignored)"));
@@ -218,16 +225,35 @@ TuningLookup find_tuning(const std::string& path, const DeviceInfo& device, int6
                               device.name, ": ignored"));
       continue;
     }
-    if (layer == nullptr) {
-      if (!path.empty())
-        r.notes.push_back(
-            str("tuning table ", p, " has no entry for this layer (heuristics used)"));
-      continue;
+    if (layer != nullptr) {
+      r.found = true;
+      r.layer = *layer;
+      r.source = p;
+      return r;
     }
+    // NOTE: tiles do not depend on the layer's shape (splits are recomputed per shape), so a
+    // layer of the same formats tuned at another N, K is a better guess than the heuristics:
+    // the nearest one in log(N) + log(K) serves, with a note.
+    for (const TunedLayer& l : t->layers) {
+      if (l.weight != weight || l.act != act || l.out != out) continue;
+      const double d =
+          std::abs(std::log(double(l.n) / double(n))) + std::abs(std::log(double(l.k) / double(k)));
+      if (!nearest || d < nearest_distance) {
+        nearest = l;
+        nearest_distance = d;
+        nearest_path = p;
+      }
+    }
+  }
+  if (nearest) {
     r.found = true;
-    r.layer = *layer;
-    r.source = p;
-    return r;
+    r.layer = *nearest;
+    r.source = nearest_path;
+    r.notes.push_back(str("tuning table ", nearest_path, " has no entry for N=", n, " K=", k,
+                          "; using the one tuned at N=", nearest->n, " K=", nearest->k,
+                          " (same formats)"));
+  } else if (!path.empty() && r.notes.empty()) {
+    r.notes.push_back(str("tuning table ", path, " has no entry for this layer (heuristics used)"));
   }
   return r;
 }

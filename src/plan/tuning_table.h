@@ -72,7 +72,8 @@ struct TuningLookup {
 
 /// Looks in `path` when it is not empty (a missing or unreadable file is a note, not an error),
 /// else in every *.json file of default_tuning_dir(). Files are parsed once per process
-/// (re-read when they change).
+/// (re-read when they change). Without an entry for this N and K, the entry of the same formats
+/// nearest in shape serves, with a note.
 TuningLookup find_tuning(const std::string& path, const DeviceInfo& device, int64_t n, int64_t k,
                          const std::string& weight, const std::string& act, const std::string& out);
 

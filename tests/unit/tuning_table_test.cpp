@@ -170,9 +170,26 @@ TEST(TuningTable, PlansReadTablesOfTheirDeviceAndIgnoreOthersWithANote) {
   ASSERT_EQ(other->notes.size(), 1u);
   EXPECT_NE(other->notes[0].find("measured on NVIDIA H200"), std::string::npos) << other->notes[0];
 
-  // A layer the table lacks: heuristics, with a note for an explicit path.
-  auto absent = plan_jit_kernels(4096, 8192, w, DType::bf16(), DType::bf16(),
+  // Another shape of the same formats: the nearest tuned layer, with a note.
+  TuningTable two = t;
+  TunedLayer wide = sample_layer();
+  wide.n = 28672;
+  wide.buckets.front().tile.frags_m = 2;
+  two.put(wide);
+  ASSERT_TRUE(write_tuning_table(two, dir.file("h200.json")).ok());
+  auto near = plan_jit_kernels(20480, 8192, w, DType::bf16(), DType::bf16(),
+                               h200_named("NVIDIA H200"), true, dir.file("h200.json"));
+  EXPECT_EQ(near->source, "tuning table " + dir.file("h200.json"));
+  EXPECT_EQ(near->buckets.front().config.frags_m, 2);  // N=28672 is nearer than N=8192
+  ASSERT_EQ(near->notes.size(), 1u);
+  EXPECT_NE(near->notes[0].find("tuned at N=28672 K=8192"), std::string::npos) << near->notes[0];
+  auto narrow = plan_jit_kernels(4096, 8192, w, DType::bf16(), DType::bf16(),
                                  h200_named("NVIDIA H200"), true, dir.file("h200.json"));
+  EXPECT_EQ(narrow->buckets.front().config.frags_m, 1);
+  // Other formats: heuristics, with a note for an explicit path.
+  auto absent =
+      plan_jit_kernels(8192, 8192, *WeightFormat::parse("int4/g64/bf16"), DType::bf16(),
+                       DType::bf16(), h200_named("NVIDIA H200"), true, dir.file("h200.json"));
   EXPECT_EQ(absent->source, "heuristics");
   EXPECT_NE(absent->notes.at(0).find("no entry"), std::string::npos);
 
