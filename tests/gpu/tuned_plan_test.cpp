@@ -1,6 +1,7 @@
 // Plans from tuning tables, the autotuner end to end, and activation padding (odd K, unaligned
 // pointers, under graph capture) through the public Linear object.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -98,7 +99,9 @@ void run_layer(const LayerCase& lc, LinearOptions options, int64_t m, size_t off
 
 // A scratch directory for tables.
 struct TempDir {
-  fs::path path = fs::temp_directory_path() / str("qgemm-tuned-plan-", std::rand());
+  fs::path path = fs::temp_directory_path() /
+                  str("qgemm-tuned-plan-", getpid(), "-",
+                      ::testing::UnitTest::GetInstance()->current_test_info()->name());
   TempDir() { fs::create_directories(path); }
   ~TempDir() {
     std::error_code ec;

@@ -1,6 +1,7 @@
 #include "plan/tuning_table.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -18,13 +19,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A scratch directory, removed at the end of the test.
+// A scratch directory of this process and test, removed at the end of the test (ctest runs
+// the tests of this file in parallel processes).
 struct TempDir {
   fs::path path;
   TempDir() {
-    path = fs::temp_directory_path() / str("qgemm-tuning-test-",
-                                           ::testing::UnitTest::GetInstance()->random_seed(), "-",
-                                           std::rand());
+    path = fs::temp_directory_path() /
+           str("qgemm-tuning-test-", getpid(), "-",
+               ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(path);
   }
   ~TempDir() {
