@@ -129,6 +129,7 @@ std::string render_json(const BenchReport& r) {
                     {"out", row.out},
                     {"status", row.status},
                     {"note", row.note},
+                    {"plan", row.plan.empty() ? json(nullptr) : json(row.plan)},
                     {"median_us", number(row.time.median_us)},
                     {"min_us", number(row.time.min_us)},
                     {"max_us", number(row.time.max_us)},

@@ -9,10 +9,12 @@
 
 #include "api/host_run.h"
 #include "backend/cublaslt_gemm.h"
+#include "backend/cublaslt_library.h"
 #include "backend/device_buffer.h"
 #include "bench/device_data.h"
 #include "bench/gpu_timer.h"
 #include "format/half.h"
+#include "plan/jit_kernel_plan.h"
 #include "qgemm/linear.h"
 #include "qgemm/reference.h"
 #include "util/parallel.h"
@@ -154,6 +156,13 @@ Status measure_linear(Case& c, LinearSet& set, const Recipe& recipe, ResultRow& 
   if (!times) return times.status();
   row.time = summarize(*times);
   return Status();
+}
+
+// Where a jit layer's plan comes from: the same pure function the jit backend plans with.
+std::string jit_plan_source(const BenchProblem& p, const WeightFormat& wf, const ActFormat& af,
+                            DType out, const DeviceInfo& device) {
+  auto plan = plan_jit_kernels(p.n, p.k, wf, af.type, out, device, cublaslt_library().ok());
+  return plan ? plan->source : std::string();
 }
 
 // cuBLASLt on dense operands of the same shape: bf16 (the dequantized weight, so the result is
@@ -446,6 +455,7 @@ Expected<BenchReport> run_recipe(const Recipe& recipe, const RunOptions& options
           row.note = "MoE runs on the cpu backend in this version";
         } else if (linear) {
           s = linear->ok() ? measure_linear(c, **linear, recipe, row) : linear->status();
+          if (backend == "jit") row.plan = jit_plan_source(p, wf, af, out, report.device);
         } else if (cublas) {
           s = cublas->ok() ? measure_cublas(c, **cublas, recipe, row) : cublas->status();
         }

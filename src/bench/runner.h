@@ -22,6 +22,7 @@ struct ResultRow {
   std::string weight, act, out;
   std::string status = "ok";  ///< "ok", "skipped" (with note) or "error" (with note)
   std::string note;
+  std::string plan;  ///< jit rows: where the kernel plan came from (tuning table or heuristics)
   TimingStats time{NAN, NAN, NAN, NAN, 0};
   double first_call_ms = NAN;   ///< layer build + prepare (JIT) + first run, wall clock
   int copies = 0;               ///< weight copies rotated through (cold weights)
