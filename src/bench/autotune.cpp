@@ -4,13 +4,13 @@
 #include <chrono>
 #include <cmath>
 #include <map>
-#include <random>
 
 #include "api/host_run.h"
 #include "backend/cublaslt_library.h"
 #include "backend/device_buffer.h"
 #include "backend/jit_layer.h"
 #include "bench/gpu_timer.h"
+#include "bench/sampling.h"
 #include "bench/stats.h"
 #include "jit/kernel_cache.h"
 #include "qgemm/reference.h"
@@ -19,21 +19,10 @@
 namespace qgemm::bench {
 namespace {
 
-constexpr int kCheckRows = 8;
 constexpr int kMaxCopies = 32;
 
 // The name of the hand-off candidate in reports and tables.
 constexpr const char* kExpandName = "expand+cublaslt";
-
-std::vector<int64_t> sample_rows(int64_t m, uint64_t seed) {
-  std::vector<int64_t> rows = {0, m - 1};
-  std::mt19937_64 rng(seed);
-  while (int64_t(rows.size()) < std::min<int64_t>(m, kCheckRows))
-    rows.push_back(int64_t(rng() % m));
-  std::sort(rows.begin(), rows.end());
-  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
-  return rows;
-}
 
 // One candidate's layers: the same plan over every weight copy.
 struct CandidateLayers {
@@ -88,6 +77,9 @@ Expected<TuneResult> autotune(const TuneOptions& o) {
   if (o.act.is_quantized() || !(o.act.type == DType::fp16() || o.act.type == DType::bf16()))
     return invalid_argument(str("qgemm tune: activations ", o.act.to_string(),
                                 ": the jit kernels take fp16 or bf16 activations"));
+  if (!(o.out == DType::fp16() || o.out == DType::bf16() || o.out == DType::fp32()))
+    return invalid_argument(str("qgemm tune: output type ", o.out.name(),
+                                " is not supported; accepted: bf16, fp16, fp32"));
   QGEMM_RETURN_IF_ERROR(o.weight.check_shape(o.n, o.k));
   if (o.max_kernels < 1) return invalid_argument("qgemm tune: max_kernels must be at least 1");
   const auto devices = list_devices();
@@ -109,9 +101,7 @@ Expected<TuneResult> autotune(const TuneOptions& o) {
   problem.act = o.act;
   problem.out = o.out;
   problem.device_info = r.device;
-  r.copies = static_cast<int>(std::clamp<int64_t>(
-      (o.rotate_bytes + w->storage_bytes() - 1) / std::max<int64_t>(w->storage_bytes(), 1), 1,
-      kMaxCopies));
+  r.copies = weight_copies(double(w->storage_bytes()), o.rotate_bytes, kMaxCopies);
   std::vector<std::shared_ptr<const JitWeights>> weights;
   for (int i = 0; i < r.copies; ++i) {
     auto up = JitWeights::upload(*w, o.act.type);
@@ -190,7 +180,6 @@ Expected<TuneResult> autotune(const TuneOptions& o) {
 
   for (auto& c : r.candidates) c.us.assign(r.ms.size(), NAN);
   r.heuristic_us.assign(r.ms.size(), NAN);
-  r.heuristic_kernel.assign(r.ms.size(), "");
   Progress progress("tune", r.ms.size() * jit_plans.size(), o.progress);
   for (size_t mi = 0; mi < r.ms.size(); ++mi) {
     const int64_t m = r.ms[mi];
@@ -236,10 +225,7 @@ Expected<TuneResult> autotune(const TuneOptions& o) {
         std::vector<uint8_t> bytes(out_bytes);
         QGEMM_RETURN_IF_ERROR(c_buf->download(bytes.data(), bytes.size()));
         const auto values = decode_output(o.out, bytes);
-        std::vector<double> got;
-        for (int64_t row : rows)
-          got.insert(got.end(), values.begin() + row * o.n, values.begin() + (row + 1) * o.n);
-        const Comparison cmp = compare(*ref, got);
+        const Comparison cmp = compare(*ref, pick_rows(values, rows, o.n));
         if (cmp.nan_count > 0 || !(cmp.rel_frobenius <= tolerance_for(o.out))) {
           r.errors.push_back(str(is_heuristic ? "heuristic plan" : r.candidates[ci].name,
                                  " at M=", m, ": wrong result (rel. error ", cmp.rel_frobenius,
@@ -255,9 +241,6 @@ Expected<TuneResult> autotune(const TuneOptions& o) {
       }
       if (is_heuristic) {
         r.heuristic_us[mi] = us;
-        r.heuristic_kernel[mi] = bucket.expand ? std::string(kExpandName)
-                                               : str("mma_gemm ", bucket.config.tiling(), " waves",
-                                                     bucket.config.split_waves);
       } else {
         r.candidates[ci].us[mi] = us;
       }

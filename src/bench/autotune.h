@@ -34,7 +34,6 @@ struct TuneResult {
   std::vector<int64_t> ms;                 ///< sorted, distinct
   std::vector<TimedCandidate> candidates;  ///< median microseconds per M (NaN: did not run)
   std::vector<double> heuristic_us;        ///< the built-in plan at each M, for comparison
-  std::vector<std::string> heuristic_kernel;
   KernelSelection selection;
   TunedLayer layer;                 ///< the table entry: buckets and measurements
   std::vector<std::string> errors;  ///< candidates that failed to build, run or check

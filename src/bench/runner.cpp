@@ -5,7 +5,6 @@
 #include <cmath>
 #include <ctime>
 #include <optional>
-#include <random>
 
 #include "api/host_run.h"
 #include "backend/cublaslt_gemm.h"
@@ -13,6 +12,7 @@
 #include "backend/device_buffer.h"
 #include "bench/device_data.h"
 #include "bench/gpu_timer.h"
+#include "bench/sampling.h"
 #include "format/half.h"
 #include "plan/jit_kernel_plan.h"
 #include "qgemm/linear.h"
@@ -24,7 +24,6 @@ namespace qgemm::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr int kCheckRows = 8;
 constexpr int kMaxCopies = 64;
 constexpr double kCpuMacLimit = 2e9;  // larger problems take too long for a CPU timing
 
@@ -50,27 +49,8 @@ struct Case {
   }
 };
 
-std::vector<int64_t> sample_rows(int64_t m, uint64_t seed) {
-  std::vector<int64_t> rows = {0, m - 1};
-  std::mt19937_64 rng(seed);
-  while (int64_t(rows.size()) < std::min<int64_t>(m, kCheckRows))
-    rows.push_back(int64_t(rng() % m));
-  std::sort(rows.begin(), rows.end());
-  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
-  return rows;
-}
-
-// Picks the checked rows out of a full [m, n] output.
-std::vector<double> pick_rows(const std::vector<double>& c, const std::vector<int64_t>& rows,
-                              int64_t n) {
-  std::vector<double> out;
-  for (int64_t r : rows) out.insert(out.end(), c.begin() + r * n, c.begin() + (r + 1) * n);
-  return out;
-}
-
 int copies_for(double weight_bytes, int64_t rotate_bytes) {
-  return static_cast<int>(
-      std::clamp<double>(std::ceil(rotate_bytes / std::max(weight_bytes, 1.0)), 1, kMaxCopies));
+  return weight_copies(weight_bytes, rotate_bytes, kMaxCopies);
 }
 
 int64_t free_device_bytes() {

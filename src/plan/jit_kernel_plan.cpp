@@ -1,7 +1,6 @@
 #include "plan/jit_kernel_plan.h"
 
 #include <algorithm>
-#include <set>
 
 namespace qgemm {
 namespace {
@@ -117,12 +116,6 @@ Expected<JitKernelPlan> plan_jit_kernels(int64_t n, int64_t k, const WeightForma
   }
   if (handoff != INT64_MAX) plan.buckets.push_back({INT64_MAX, true, plan.buckets.back().config});
   return plan;
-}
-
-size_t distinct_kernels(const std::vector<KernelSpec>& specs) {
-  std::set<std::string> seen;
-  for (const KernelSpec& s : specs) seen.insert(s.source + "\n" + s.arch);
-  return seen.size();
 }
 
 }  // namespace qgemm

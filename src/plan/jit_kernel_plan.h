@@ -53,7 +53,4 @@ Expected<JitKernelPlan> plan_from_buckets(const std::vector<TunedBucket>& bucket
                                           const WeightFormat& weight, DType act, DType out,
                                           const DeviceInfo& device, bool cublas);
 
-/// Distinct kernels among `specs` (identical specs compile once).
-size_t distinct_kernels(const std::vector<KernelSpec>& specs);
-
 }  // namespace qgemm

@@ -4,10 +4,19 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "plan/jit_kernel_plan.h"
 
 namespace qgemm {
 namespace {
+
+// Distinct kernels among `specs` (the same source and arch compile once).
+size_t distinct_kernels(const std::vector<KernelSpec>& specs) {
+  std::set<std::string> seen;
+  for (const KernelSpec& s : specs) seen.insert(s.source + "\n" + s.arch);
+  return seen.size();
+}
 
 LayerProblem problem(const char* weight, const char* act, int64_t n, int64_t k, const char* arch,
                      const char* out = "bf16") {

@@ -7,9 +7,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "bench/autotune.h"
 #include "plan/jit_kernel_plan.h"
 #include "plan/kernel_selection.h"
 #include "qgemm/device.h"
@@ -283,6 +285,43 @@ TEST(KernelSelection, BucketsSplitAtGeometricMeansAndMerge) {
   EXPECT_FALSE(b[1].expand);
   EXPECT_EQ(b[2].max_m, INT64_MAX);
   EXPECT_TRUE(b[2].expand);
+}
+
+}  // namespace
+}  // namespace qgemm
+
+namespace qgemm {
+namespace {
+
+// Bad tuning requests fail with a message naming the value, before any GPU is looked for.
+TEST(Autotune, BadRequestsAreClearErrorsWithoutAGpu) {
+  auto base = [] {
+    bench::TuneOptions t;
+    t.n = 1024;
+    t.k = 1024;
+    t.weight = *WeightFormat::parse("int4/g128/bf16");
+    t.act = *ActFormat::parse("bf16");
+    return t;
+  };
+  const std::pair<std::function<void(bench::TuneOptions&)>, const char*> cases[] = {
+      {[](bench::TuneOptions& t) { t.m = {}; }, "--m"},
+      {[](bench::TuneOptions& t) {
+         t.m = {0, 16};
+       },
+       "--m"},
+      {[](bench::TuneOptions& t) { t.act = *ActFormat::parse("e4m3/token"); }, "e4m3/token"},
+      {[](bench::TuneOptions& t) { t.out = DType::e4m3(); }, "output type e4m3"},
+      {[](bench::TuneOptions& t) { t.k = 1000; }, "K=1000"},
+      {[](bench::TuneOptions& t) { t.max_kernels = 0; }, "max_kernels"},
+  };
+  for (const auto& [change, expected] : cases) {
+    bench::TuneOptions t = base();
+    change(t);
+    auto r = bench::autotune(t);
+    ASSERT_FALSE(r.ok()) << expected;
+    EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument) << r.status().message();
+    EXPECT_NE(r.status().message().find(expected), std::string::npos) << r.status().message();
+  }
 }
 
 }  // namespace
