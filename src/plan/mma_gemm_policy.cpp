@@ -92,6 +92,15 @@ Expected<MmaTile> MmaTile::parse(const std::string& text) {
   return t;
 }
 
+int mma_resident_estimate(const MmaGemmConfig& c, const DeviceInfo& device) {
+  // NOTE: an SM has the opt-in per-block limit plus 1 KB of shared memory, and the driver
+  // reserves 1 KB per CTA; 2048 threads (1536 on sm_86/89 make this an over-estimate there).
+  const int64_t smem_sm = std::max<int64_t>(device.smem_per_block, 48 << 10) + 1024;
+  const int64_t by_smem = smem_sm / (c.smem_bytes() + 1024);
+  const int64_t by_threads = 2048 / c.threads();
+  return static_cast<int>(std::clamp<int64_t>(std::min(by_smem, by_threads), 1, 32));
+}
+
 int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const DeviceInfo& device) {
   const int64_t n_tiles = (n + 15) / 16;
   const int64_t ctas = ((n_tiles + c.tiles_n * c.warps_n - 1) / (c.tiles_n * c.warps_n)) *
@@ -126,6 +135,12 @@ Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& wei
   // partial sums several times per unit: with 8 token groups per warp, two units per stage
   // keep too many sums and scales live (e2m1/g32 spilled at 255 registers, `qgemm jit check`).
   if (c.group_k > 0 && c.group_k < c.unit_k() && c.frags_m >= 8) c.units_per_stage = 1;
+  // NOTE: decode tiles (16 tokens or fewer) are latency-bound: several CTAs per SM hide the
+  // decode's dependency chains. Wide codes make long stages (8-bit: 120 KB for six 256-K
+  // stages, one CTA per SM), so their stages get shorter until three CTAs fit (H200, int8/channel
+  // at M = 1: 32.8 -> 28 us, bench/NOTES.md).
+  if (c.block_m() <= 16)
+    while (c.units_per_stage > 1 && mma_resident_estimate(c, device) < 3) c.units_per_stage /= 2;
   // Groups smaller than a stage must divide it; groups larger must be a multiple of it.
   if (c.group_k > 0 && c.group_k % c.stage_k() != 0 && c.stage_k() % c.group_k != 0)
     c.units_per_stage = 1;

@@ -50,6 +50,10 @@ int64_t mma_handoff_m(const DeviceInfo& device, DType act, DType out);
 /// Whether cuBLASLt has a GEMM for these activation and output types (the hand-off needs one).
 bool cublaslt_has_gemm(DType act, DType out);
 
+/// CTAs of `config` one SM can hold by shared memory and threads: an upper bound (registers can
+/// lower it), for planning without the compiled kernel.
+int mma_resident_estimate(const MmaGemmConfig& config, const DeviceInfo& device);
+
 /// K splits for `m` tokens: enough CTAs to fill the GPU `config.split_waves` times over, each
 /// split at least four pipeline stages long.
 int mma_splits(const MmaGemmConfig& config, int64_t m, int64_t n, int64_t k,
