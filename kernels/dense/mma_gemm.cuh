@@ -106,6 +106,11 @@ struct MmaGemm {
 
   // NOTE: every copy loop has a compile-time trip count, so it unrolls into straight-line
   // predicated cp.async; what does not depend on the stage is computed once per thread here.
+  // Decode is issue-bound on the integer pipe (bench/NOTES.md, "loader"), so a copy costs one
+  // compare and one address add per stage: a chunk outside the operands gets a position no stage
+  // reaches (kNever), and an invalid copy keeps its would-be address but reads zero bytes
+  // (cp.async src-size 0 does not access memory).
+  static constexpr int kNever = 1 << 30;
   static constexpr int kUnitChunks = kUnitBytes / 16;
   static constexpr int kTileChunks = kUnits * kUnitChunks;
   static constexpr int kWeightChunks = kTilesCta * kTileChunks;
@@ -114,13 +119,52 @@ struct MmaGemm {
   static constexpr int kActChunks = kBlockM * kRowChunks;
   static constexpr int kActIters = CeilDiv<kActChunks, kThreads>::value;
 
+  /// Copies of a scale or zero-point table ([tile][group in stage][8 lanes] of row pairs).
+  template <int kPairBytes>
+  struct Table {
+    static constexpr int kChunks = kPairBytes == 0 ? 0 : 8 * kPairBytes / 16;  // per (tile, group)
+    static constexpr int kTotal = kGroups ? kTilesCta * kGroupsPerStage * kChunks : 0;
+    static constexpr int kIters = CeilDiv<kTotal, kThreads>::value;
+    static constexpr int kIterSlots = kIters > 0 ? kIters : 1;
+    const u8* src[kIterSlots];  // the chunk at group 0
+    int group[kIterSlots];      // its group within a stage, kNever outside the weight
+
+    QGEMM_DEVICE void make(const MmaGemmParams& p, const void* table, int n_tile0) {
+#pragma unroll
+      for (int i = 0; i < kIters; ++i) {
+        const int c = threadIdx.x + i * kThreads;
+        const int tile = c / (kGroupsPerStage * kChunks);
+        const int j = (c / kChunks) % kGroupsPerStage, chunk = c % kChunks;
+        const int nt = n_tile0 + tile;
+        src[i] = static_cast<const u8*>(table) +
+                 (static_cast<i64>(nt) * p.groups + j) * 8 * kPairBytes + chunk * 16;
+        group[i] = c < kTotal && nt < p.n_tiles ? j : kNever;
+      }
+    }
+
+    /// Copies the table of groups g0.. into dst; groups_left <= 0 zero-fills it.
+    QGEMM_DEVICE void load(u8* dst, int g0, int groups_left) const {
+      const i64 offset = static_cast<i64>(g0) * 8 * kPairBytes;
+#pragma unroll
+      for (int i = 0; i < kIters; ++i) {
+        const int c = threadIdx.x + i * kThreads;
+        if (kTotal % kThreads != 0 && c >= kTotal) break;
+        cp_async_16(dst + c * 16, src[i] + offset, group[i] < groups_left);
+      }
+    }
+  };
+  using ScaleTable = Table<kScalePairBytes>;
+  using ZeroTable = Table<mma_layout::zero_pair_bytes(Cfg::kZeroTable)>;
+
   /// Per-thread copy sources and destinations at stage offset 0.
   struct Loader {
-    const u8* w_src[kWeightIters];  // null when the chunk is outside the weight
-    int w_unit[kWeightIters];       // the chunk's unit within the stage
-    const u16* a_src[kActIters];    // null when the row is outside the activations
-    int a_k[kActIters];             // the chunk's first k within the stage
+    const u8* w_src[kWeightIters];  // the chunk at unit 0
+    int w_unit[kWeightIters];       // its unit within a stage, kNever outside the weight
+    const u16* a_src[kActIters];    // the chunk at k = 0
+    int a_k[kActIters];             // its first k within a stage, kNever outside the tokens
     int a_dst[kActIters];           // swizzled byte offset in the activation tile
+    ScaleTable scales;
+    ZeroTable zeros;
   };
 
   static QGEMM_DEVICE Loader make_loader(const MmaGemmParams& p, int n_tile0, int m0) {
@@ -130,19 +174,20 @@ struct MmaGemm {
       const int c = threadIdx.x + i * kThreads;
       const int tile = c / kTileChunks, within = c % kTileChunks;
       const int nt = n_tile0 + tile;
-      const bool inside = c < kWeightChunks && nt < p.n_tiles;
-      l.w_src[i] = inside ? p.weights + static_cast<i64>(nt) * p.k_units * kUnitBytes + within * 16
-                          : nullptr;
-      l.w_unit[i] = within / kUnitChunks;
+      l.w_src[i] = p.weights + static_cast<i64>(nt) * p.k_units * kUnitBytes + within * 16;
+      l.w_unit[i] = c < kWeightChunks && nt < p.n_tiles ? within / kUnitChunks : kNever;
     }
 #pragma unroll
     for (int i = 0; i < kActIters; ++i) {
       const int c = threadIdx.x + i * kThreads;
       const int row = c / kRowChunks, chunk = c % kRowChunks;
-      const bool inside = c < kActChunks && m0 + row < p.m;
-      l.a_src[i] = inside ? p.a + static_cast<i64>(m0 + row) * p.lda + chunk * 8 : nullptr;
-      l.a_k[i] = chunk * 8;
+      l.a_src[i] = p.a + static_cast<i64>(m0 + row) * p.lda + chunk * 8;
+      l.a_k[i] = c < kActChunks && m0 + row < p.m ? chunk * 8 : kNever;
       l.a_dst[i] = act_offset(row, chunk);
+    }
+    if constexpr (kGroups) {
+      l.scales.make(p, p.scales, n_tile0);
+      if constexpr (Cfg::kZeroTable != 0) l.zeros.make(p, p.zeros, n_tile0);
     }
     return l;
   }
@@ -150,50 +195,29 @@ struct MmaGemm {
   // NOTE: no L2 evict-first hint on the weight copies: on the H200 the hinted LDGSTS raised
   // "illegal instruction" once its policy lived in a uniform register across the stage loop.
   static QGEMM_DEVICE void load_stage(const MmaGemmParams& p, const Loader& l, u8* stage, int unit0,
-                                      int unit_end, int n_tile0) {
+                                      int unit_end) {
+    const int units_left = unit_end - unit0;  // <= 0: a stage past the range, zero-filled
+    const i64 w_offset = static_cast<i64>(unit0) * kUnitBytes;
 #pragma unroll
     for (int i = 0; i < kWeightIters; ++i) {
       const int c = threadIdx.x + i * kThreads;
       if (kWeightChunks % kThreads != 0 && c >= kWeightChunks) break;
-      const bool valid = l.w_src[i] != nullptr && unit0 + l.w_unit[i] < unit_end;
-      cp_async_16(stage + c * 16,
-                  valid ? l.w_src[i] + static_cast<i64>(unit0) * kUnitBytes : p.weights, valid);
+      cp_async_16(stage + c * 16, l.w_src[i] + w_offset, l.w_unit[i] < units_left);
     }
     u8* act = stage + kWeightBytes;
     const int k0 = unit0 * kUnitK;
+    const int k_left = units_left > 0 ? p.k - k0 : 0;
 #pragma unroll
     for (int i = 0; i < kActIters; ++i) {
       const int c = threadIdx.x + i * kThreads;
       if (kActChunks % kThreads != 0 && c >= kActChunks) break;
-      const bool valid = l.a_src[i] != nullptr && k0 + l.a_k[i] < p.k && unit0 < unit_end;
-      cp_async_16(act + l.a_dst[i], valid ? l.a_src[i] + k0 : p.a, valid);
+      cp_async_16(act + l.a_dst[i], l.a_src[i] + k0, l.a_k[i] < k_left);
     }
     if constexpr (kGroups) {
-      // Tables: [tile][group in stage][8 lanes] of (row g, row g+8) pairs; scales then zeros.
       const int g0 = k0 / Cfg::kGroupK;
-      load_table<kScalePairBytes>(p, p.scales, act + kActBytes, g0, n_tile0, unit0 < unit_end);
-      if constexpr (Cfg::kZeroTable != 0)
-        load_table<mma_layout::zero_pair_bytes(Cfg::kZeroTable)>(
-            p, p.zeros, act + kActBytes + kScaleBytes, g0, n_tile0, unit0 < unit_end);
-    }
-  }
-
-  template <int kPairBytes>
-  static QGEMM_DEVICE void load_table(const MmaGemmParams& p, const void* table, u8* dst, int g0,
-                                      int n_tile0, bool any) {
-    constexpr int kChunks = 8 * kPairBytes / 16;  // per (tile, group)
-    constexpr int kTotal = kTilesCta * kGroupsPerStage * kChunks;
-#pragma unroll
-    for (int i = 0; i < CeilDiv<kTotal, kThreads>::value; ++i) {
-      const int c = threadIdx.x + i * kThreads;
-      if (kTotal % kThreads != 0 && c >= kTotal) break;
-      const int tile = c / (kGroupsPerStage * kChunks);
-      const int j = (c / kChunks) % kGroupsPerStage, chunk = c % kChunks;
-      const int nt = n_tile0 + tile, gi = g0 + j;
-      const bool valid = any && nt < p.n_tiles && gi < p.groups;
-      const u8* src = static_cast<const u8*>(table) +
-                      ((static_cast<i64>(nt) * p.groups + gi) * 8 * kPairBytes) + chunk * 16;
-      cp_async_16(dst + c * 16, valid ? src : static_cast<const u8*>(table), valid);
+      const int groups_left = units_left > 0 ? p.groups - g0 : 0;
+      l.scales.load(act + kActBytes, g0, groups_left);
+      if constexpr (Cfg::kZeroTable != 0) l.zeros.load(act + kActBytes + kScaleBytes, g0, groups_left);
     }
   }
 
@@ -275,6 +299,13 @@ struct MmaGemm {
     const u8* scales = act + kActBytes;
     const u8* zeros = scales + kScaleBytes;
     const int g = lane / 4;
+    // NOTE: ldmatrix of chunks c..c+3 (c = a multiple of 4) for token row r reads chunk c + lane/8
+    // at (c + lane/8) ^ (r % 8) = (c & ~7) + ((c & 4) ^ t) with t = (lane/8) ^ (lane%8) (rows
+    // are 8-aligned, so r % 8 = lane % 8): two per-thread addresses plus compile-time offsets,
+    // no swizzle arithmetic per load (the integer pipe is what decode is short of).
+    const int t = (lane / 8) ^ (lane % 8);
+    const u8* b_rows = act + ((warp_m * kFM) * 8 + lane % 8) * kStageK * 2;
+    const u8* b_chunk[2] = {b_rows + t * 16, b_rows + (t ^ 4) * 16};
     static_for<0, kUnits>([&](auto u_) {
       constexpr int u = decltype(u_)::value;
       u32 words[kTN][kWords];
@@ -289,10 +320,10 @@ struct MmaGemm {
         FragB b[kFM][2];
 #pragma unroll
         for (int fm = 0; fm < kFM; ++fm) {
-          const int row = (warp_m * kFM + fm) * 8 + (lane % 8);
-          const int chunk = (u * kUnitK + s * 16) / 8 + lane / 8;
+          constexpr int kChunk = (u * kUnitK + s * 16) / 8;
+          static_assert(kChunk % 4 == 0, "ldmatrix_x4 reads 4 chunks from a multiple of 4");
           u32 r[4];
-          ldmatrix_x4(r, act + row * kStageK * 2 + ((chunk ^ (row & 7)) * 16));
+          ldmatrix_x4(r, b_chunk[(kChunk & 4) ? 1 : 0] + fm * 8 * kStageK * 2 + (kChunk & ~7) * 16);
           b[fm][0].r[0] = r[0];
           b[fm][0].r[1] = r[1];
           b[fm][1].r[0] = r[2];
@@ -434,7 +465,7 @@ struct MmaGemm {
 #pragma unroll
     for (int s = 0; s < Cfg::kStages - 1; ++s) {
       if (s < iters)
-        load_stage(p, loader, smem + s * kStageBytes, unit_begin + s * kUnits, unit_end, n_tile0);
+        load_stage(p, loader, smem + s * kStageBytes, unit_begin + s * kUnits, unit_end);
       cp_async_commit();
     }
     for (int it = 0; it < iters; ++it) {
@@ -446,7 +477,7 @@ struct MmaGemm {
       const int next = it + Cfg::kStages - 1;
       if (next < iters)
         load_stage(p, loader, smem + (next % Cfg::kStages) * kStageBytes,
-                   unit_begin + next * kUnits, unit_end, n_tile0);
+                   unit_begin + next * kUnits, unit_end);
       cp_async_commit();
       bool flush_at_end = true;
       if constexpr (kGroups && Cfg::kGroupK >= kStageK)
