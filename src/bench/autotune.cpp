@@ -39,9 +39,11 @@ std::vector<MmaTile> default_tune_tiles(const DeviceInfo& device) {
     std::vector<int> waves;
   };
   // NOTE: pruned with the H200 sweep of bench/NOTES.md ("planner"): tiles that lost at every M
-  // by more than 20% are gone (w4x2 t1 f8, the split targets that never won).
+  // by more than 20% are gone (w4x2 t1 f8, the split targets that never won). The 4-stage decode
+  // tile fits four CTAs per SM: one wave for N = 28672 at M = 1 (38.2 vs 42.7 us, "loader").
   const Shape mma_sync[] = {
-      {{4, 1, 1, 1, 6, 256, 0}, {2, 4}}, {{4, 1, 1, 2, 6, 256, 0}, {2}},
+      {{4, 1, 1, 1, 6, 256, 0}, {2, 4}}, {{4, 1, 1, 1, 4, 256, 0}, {4}},
+      {{4, 1, 1, 2, 6, 256, 0}, {2}},
       {{4, 1, 1, 4, 6, 128, 0}, {4}},    {{4, 1, 1, 8, 4, 128, 0}, {1}},
       {{8, 1, 1, 8, 4, 128, 0}, {1}},    {{4, 2, 1, 4, 4, 128, 0}, {1, 2}},
       {{4, 2, 2, 4, 4, 128, 0}, {1}},
