@@ -33,6 +33,7 @@ const Bucket kBuckets[] = {
 //   QGEMM_MMA_BUCKET<i>="w4x1 t1 f4 s6 k128 waves4"  replaces bucket i's tile
 //   QGEMM_SPLIT_WAVES=<w>        split-K aims at w CTAs per SM in every bucket
 //   QGEMM_SPLIT_MIN_STAGES=<s>   each split keeps at least s pipeline stages (default 4)
+//   QGEMM_SPLIT_ONE_WAVE=1       splits never exceed one wave of the CTAs that fit per SM
 MmaTile bucket_tile(size_t i) {
   if (const char* env = std::getenv(str("QGEMM_MMA_BUCKET", i).c_str()))
     if (auto t = MmaTile::parse(env)) return *t;
@@ -107,10 +108,16 @@ int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const De
                        ((m + c.block_m() - 1) / c.block_m());
   const int64_t stages_total = (k + c.stage_k() - 1) / c.stage_k();
   static const int min_stages = env_int("QGEMM_SPLIT_MIN_STAGES", 4);
-  const int64_t target =
-      env_int("QGEMM_SPLIT_WAVES", c.split_waves) * std::max(device.multiprocessors, 1);
+  static const int env_waves = env_int("QGEMM_SPLIT_WAVES", 0);
+  static const bool one_wave = env_int("QGEMM_SPLIT_ONE_WAVE", 0) > 0;
+  const int64_t sms = std::max(device.multiprocessors, 1);
+  const int64_t target = (env_waves > 0 ? env_waves : c.split_waves) * sms;
   int64_t splits = (target + ctas - 1) / ctas;
   splits = std::min<int64_t>(splits, std::max<int64_t>(stages_total / min_stages, 1));
+  // Experiment (bench/NOTES.md, "loader"): never split into a partial second wave of the CTAs
+  // that fit at once.
+  if (one_wave)
+    splits = std::min<int64_t>(splits, std::max<int64_t>(mma_resident_estimate(c, device) * sms / ctas, 1));
   return static_cast<int>(std::clamp<int64_t>(splits, 1, 16));
 }
 
