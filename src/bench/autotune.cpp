@@ -40,7 +40,7 @@ std::vector<MmaTile> default_tune_tiles(const DeviceInfo& device) {
   };
   // NOTE: pruned with the H200 sweep of bench/NOTES.md ("planner"): tiles that lost at every M
   // by more than 20% are gone (w4x2 t1 f8, the split targets that never won). The 4-stage decode
-  // tile fits four CTAs per SM: one wave for N = 28672 at M = 1 (38.2 vs 42.7 us, "loader").
+  // tile fits four CTAs per SM: N = 28672 at M = 1 38.2 vs 42.7 us (bench/NOTES.md, "loader").
   const Shape mma_sync[] = {
       {{4, 1, 1, 1, 6, 256, 0}, {2, 4}}, {{4, 1, 1, 1, 4, 256, 0}, {4}},
       {{4, 1, 1, 2, 6, 256, 0}, {2}},

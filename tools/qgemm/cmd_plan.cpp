@@ -128,10 +128,16 @@ int run_plan(const PlanOptions& o) {
     const int64_t grid_y = (m + c.block_m() - 1) / c.block_m();
     std::printf("  M=%-6lld mma_gemm %s, grid %lldx%lldx%d", (long long)m, c.tiling().c_str(),
                 (long long)grid_x, (long long)grid_y, splits);
-    if (o.explain)
-      std::printf(" (%lld CTAs on %d SMs, %d K splits, %d B shared)",
-                  (long long)(grid_x * grid_y * splits), p.device_info.multiprocessors, splits,
-                  c.smem_bytes());
+    if (o.explain) {
+      // Waves of the CTAs that fit at once (shared memory and threads; registers can lower it):
+      // a grid just past a whole number of waves leaves SMs idle in its last one.
+      const int64_t ctas = grid_x * grid_y * splits;
+      const int per_sm = mma_resident_estimate(c, p.device_info);
+      const double waves = double(ctas) / (double(per_sm) * std::max(p.device_info.multiprocessors, 1));
+      std::printf(" (%lld CTAs on %d SMs, %d K splits, %d B shared, up to %d CTAs/SM: %.2f waves)",
+                  (long long)ctas, p.device_info.multiprocessors, splits, c.smem_bytes(), per_sm,
+                  waves);
+    }
     std::printf("\n");
   }
 
