@@ -12,12 +12,20 @@
 set -u
 OUT=${OUT:-/tmp/qgemm-out}
 RECIPE=bench/recipes/${AB_RECIPE:-decode_tune}.yaml
+if [ ! -f "$RECIPE" ]; then
+  echo "ab_decode.sh: no recipe $RECIPE (AB_RECIPE names a file in bench/recipes/, without .yaml)"
+  exit 2
+fi
 mkdir -p "$OUT"
 
 run() {  # name binary [VAR=VALUE...]
   local name=$1 bin=$2
   shift 2
   echo "== $name $*"
+  if [ ! -x "$bin" ]; then
+    echo "ab_decode.sh: run '$name': '$bin' is not an executable file; skipped"
+    return
+  fi
   env "$@" QGEMM_CACHE_DIR=/tmp/qgemm-ab "$bin" bench "$RECIPE" --out "$OUT/ab_$name.json" \
     > "$OUT/ab_$name.log" 2>&1
   grep -E "^\s+[0-9]+ jit|N=" "$OUT/ab_$name.log"
