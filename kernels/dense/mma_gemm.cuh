@@ -275,11 +275,19 @@ struct MmaGemm {
       zf[0] = z.x;
       zf[1] = z.y;
     }
+    // NOTE: integer zero points join the magic-number addend where that is exact (one fma per
+    // zero and shift, shared by the pairs of a group); otherwise one more fma per pair.
+    constexpr bool kFold = Cfg::kZeroTable == 1 && Cfg::kCodeKind != static_cast<int>(CodeKind::kFloat) &&
+                           IntDecoder<kAct, kBits, Cfg::kConstZero>::kFoldsZero;
     FragA a;
     static_for<0, 4>([&](auto r_) {
       constexpr int r = decltype(r_)::value;
-      u32 v = decode_weight_pair<Cfg, kStep * 4 + r>(words);
-      if constexpr (Cfg::kZeroTable == 1) {
+      u32 v;
+      if constexpr (kFold)
+        v = decode_weight_pair_minus<Cfg, kStep * 4 + r>(words, zero2[r & 1]);
+      else
+        v = decode_weight_pair<Cfg, kStep * 4 + r>(words);
+      if constexpr (Cfg::kZeroTable == 1 && !kFold) {
         v = hfma2<kAct>(zero2[r & 1], exact_half2_bits<kAct>(-1.0), v);
       } else if constexpr (Cfg::kZeroTable == 2) {
         v = pack_half2<kAct>(half_to_float<kAct>(static_cast<u16>(v & 0xffffu)) - zf[r & 1],

@@ -65,7 +65,33 @@ struct IntDecoder {
   /// Pair Q (both halves) as code - kConstZero.
   template <int Q>
   static QGEMM_DEVICE u32 decode(const u32* words) {
-    u32 v = plane_value<0, Q>(words);
+    return add_planes<Q>(words, plane_value<0, Q>(words));
+  }
+
+  /// Whether decode_minus is exact: the magic constant plus a zero point must be a half value.
+  /// fp16 holds 1024 + 255; bf16 holds 128 + 127, but its 8-bit plane goes as two nibbles.
+  static constexpr bool kFoldsZero = kElem == Elem::kFp16 || mma_layout::plane_bits(kBits, 0) < 8;
+
+  /// Pair Q as code - zero, with `zero` a half pair holding the pair's zero point in both
+  /// halves (an integer below 2^kBits). The zero joins the magic-number addend of the lowest
+  /// plane, one fma per (zero, shift) that the compiler shares between the pairs of a group:
+  /// no per-pair cost over decode.
+  template <int Q>
+  static QGEMM_DEVICE u32 decode_minus(const u32* words, u32 zero) {
+    static_assert(kFoldsZero, "see kFoldsZero");
+    using S = PlaneSlot<kElem, kBits, 0, Q>;
+    constexpr double kScale = 1.0 / double(1 << S::kR);
+    const u32 addend = hfma2<kElem>(zero, exact_half2_bits<kElem>(-1.0),
+                                    exact_half2_bits<kElem>(-kMagicValue * kScale - kConstZero));
+    const u32 x = words[S::kWord] >> S::kShift;
+    const u32 v = hfma2<kElem>(and_or(x, S::kMask << S::kR, kMagic),
+                               exact_half2_bits<kElem>(kScale), addend);
+    return add_planes<Q>(words, v);
+  }
+
+  /// v plus the higher planes of pair Q, each times its place value.
+  template <int Q>
+  static QGEMM_DEVICE u32 add_planes(const u32* words, u32 v) {
     static_for<1, mma_layout::plane_count(kBits)>([&](auto p) {
       constexpr int P = decltype(p)::value;
       constexpr double kFactor = double(1 << mma_layout::plane_shift(kBits, P));
@@ -110,6 +136,13 @@ struct FloatDecoder {
     }
   }
 };
+
+/// Pair Q minus an integer zero point held in both halves of `zero`, for integer codecs whose
+/// decoder folds zeros (IntDecoder::kFoldsZero).
+template <class Cfg, int Q, int N>
+QGEMM_DEVICE u32 decode_weight_pair_minus(const u32 (&words)[N], u32 zero) {
+  return IntDecoder<Cfg::kAct, Cfg::kBits, Cfg::kConstZero>::template decode_minus<Q>(words, zero);
+}
 
 /// Pair Q of a lane's unit words for the weight codec described by Cfg (kAct, kBits, kCodeKind,
 /// kExpBits, kManBits, kConstZero): exact fp16/bf16 values, zero points and scales not applied.

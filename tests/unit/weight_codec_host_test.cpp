@@ -147,6 +147,50 @@ void expect_exact_int_decode() {
 TEST(WeightCodecHost, IntegerCodesDecodeExactlyFp16) { expect_exact_int_decode<Elem::kFp16>(); }
 TEST(WeightCodecHost, IntegerCodesDecodeExactlyBf16) { expect_exact_int_decode<Elem::kBf16>(); }
 
+// IntDecoder::decode_minus: the zero point joins the lowest plane's addend, fma(z, -1, -M 2^-r
+// - kConstZero), and the plane value fma(M + c 2^r, 2^-r, addend) is c - z exactly, for every
+// code c, zero z < 2^bits and in-half position r where the plane fits the mantissa (for bf16 an
+// 8-bit plane never does: it goes as two nibbles and kFoldsZero is false). Higher planes are
+// added as in decode (checked above).
+template <Elem kElem>
+void expect_exact_zero_fold() {
+  const u32 magic = kElem == Elem::kBf16 ? 0x43004300u : 0x64006400u;
+  const double magic_value = kElem == Elem::kBf16 ? 128.0 : 1024.0;
+  const int mantissa = kElem == Elem::kBf16 ? 7 : 10;
+  int checked = 0;
+  for (int bits = 1; bits <= 8; ++bits) {
+    const int width = mma_layout::plane_bits(bits, 0);
+    for (int r = 0; r + width <= mantissa; ++r) {
+      const double scale = std::ldexp(1.0, -r);
+      const u32 mask = (1u << width) - 1;
+      for (u32 z = 0; z < (1u << bits); ++z) {
+        const u32 zero = exact_half2_bits<kElem>(double(z));
+        const u32 addend = hfma2_model<kElem>(zero, exact_half2_bits<kElem>(-1.0),
+                                              exact_half2_bits<kElem>(-magic_value * scale));
+        for (u32 c = 0; c <= mask; ++c) {
+          const u32 partner = (c * 7 + 1) & mask;
+          const u32 placed = (c << r) | (partner << (16 + r)) | magic;
+          const u32 v = hfma2_model<kElem>(placed, exact_half2_bits<kElem>(scale), addend);
+          ASSERT_EQ(double(c) - z, half_value<kElem>(v))
+              << half_type<kElem>().name() << " bits " << bits << " r " << r << " zero " << z
+              << " code " << c;
+          ASSERT_EQ(double(partner) - z, half_value<kElem>(v >> 16))
+              << half_type<kElem>().name() << " bits " << bits << " r " << r << " zero " << z;
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 1000);
+}
+
+TEST(WeightCodecHost, ZeroPointsFoldIntoTheAddendExactlyFp16) {
+  expect_exact_zero_fold<Elem::kFp16>();
+}
+TEST(WeightCodecHost, ZeroPointsFoldIntoTheAddendExactlyBf16) {
+  expect_exact_zero_fold<Elem::kBf16>();
+}
+
 // Why bf16 needs the nibble split: without it, 128 + c is not exact for 8-bit codes above 127.
 TEST(WeightCodecHost, Bf16CannotHoldEightBitCodesAboveTheMagicNumber) {
   EXPECT_NE(128.0 + 255, decode(DType::bf16(), 0x4300u | 255u));
