@@ -7,31 +7,13 @@
 #include "common/base.cuh"
 #include "common/static_for.cuh"
 #include "dense/mma_layout.cuh"
+#include "dequant/plane_slots.cuh"
 #include "ptx/half2.cuh"
 
 namespace qgemm {
 
 /// How codes are stored: kSignedInt codes are offset binary (code + 2^(bits-1)).
 enum class CodeKind : int { kSignedInt = 0, kUnsignedInt = 1, kFloat = 2 };
-
-/// Where pair Q of plane P lies in a lane's unit words, and how to reach it with one shift.
-///
-/// NOTE: a pair at bit position `pos` of each half is masked in place at offset r = pos - shift
-/// and ORed into the magic constant M (fp16 1024 = 2^10, bf16 128 = 2^7, both with ulp 1), giving
-/// exactly M + c * 2^r as long as c * 2^r < M. So one shift serves every position up to r_max =
-/// log2(M) - width, and for fp16 int4 a word's four pairs need a single shift by 8.
-template <Elem kElem, int kBits, int P, int Q>
-struct PlaneSlot {
-  static constexpr int kWidth = mma_layout::plane_bits(kBits, P);
-  static constexpr int kPerWord = mma_layout::pairs_per_word(kWidth);
-  static constexpr int kWord = mma_layout::plane_word(kBits, P) + Q / kPerWord;
-  static constexpr int kPos = (Q % kPerWord) * kWidth;
-  static constexpr int kReach = (kElem == Elem::kBf16 ? 7 : 10) - kWidth;
-  static constexpr int kBlock = (kReach > 0 ? kReach / kWidth : 0) * kWidth + kWidth;
-  static constexpr int kShift = kPos - kPos % kBlock;
-  static constexpr int kR = kPos - kShift;
-  static constexpr u32 kMask = ((1u << kWidth) - 1) * 0x10001u;
-};
 
 template <Elem kElem, int kBits, int kConstZero>
 struct IntDecoder {
@@ -62,9 +44,56 @@ struct IntDecoder {
     }
   }
 
+  /// Pair Q of the folded planes (PlaneFold): one lop3 and one fma per plane.
+  template <int Q>
+  static QGEMM_DEVICE u32 decode_folded(const u32* words) {
+    using Fold = PlaneFold<kElem, kBits, kConstZero>;
+    constexpr double kOffsets = folded_offsets<Q>();
+    using S0 = PlaneSlot<kElem, kBits, 0, Q, Fold::min_r(0)>;
+    u32 v = hfma2<kElem>(and_or(shifted<S0>(words), S0::kMask << S0::kR, kMagic),
+                         exact_half2_bits<kElem>(1.0 / double(1 << S0::kR)),
+                         exact_half2_bits<kElem>(-kMagicValue / double(1 << S0::kR) -
+                                                 kConstZero - kOffsets));
+    static_for<1, Fold::kPlanes>([&](auto p) {
+      constexpr int P = decltype(p)::value;
+      using S = PlaneSlot<kElem, kBits, P, Q, Fold::min_r(P)>;
+      constexpr double kFactor =
+          double(1 << mma_layout::plane_shift(kBits, P)) / double(1 << S::kR);
+      v = hfma2<kElem>(and_or(shifted<S>(words), S::kMask << S::kR, kMagic),
+                       exact_half2_bits<kElem>(kFactor), v);
+    });
+    return v;
+  }
+
+  /// Sum over the higher planes P of pair Q of M 2^(shift_P - r_P): their magic offsets.
+  template <int Q>
+  static constexpr double folded_offsets() {
+    using Fold = PlaneFold<kElem, kBits, kConstZero>;
+    double sum = 0;
+    if constexpr (Fold::kPlanes > 1) {
+      using S = PlaneSlot<kElem, kBits, 1, Q, Fold::min_r(1)>;
+      sum += kMagicValue * double(1 << mma_layout::plane_shift(kBits, 1)) / double(1 << S::kR);
+    }
+    if constexpr (Fold::kPlanes > 2) {
+      using S = PlaneSlot<kElem, kBits, 2, Q, Fold::min_r(2)>;
+      sum += kMagicValue * double(1 << mma_layout::plane_shift(kBits, 2)) / double(1 << S::kR);
+    }
+    return sum;
+  }
+
+  /// The word of slot S moved by its shift (to the left when kShift < 0).
+  template <class S>
+  static QGEMM_DEVICE u32 shifted(const u32* words) {
+    if constexpr (S::kShift >= 0)
+      return words[S::kWord] >> S::kShift;
+    else
+      return words[S::kWord] << -S::kShift;
+  }
+
   /// Pair Q (both halves) as code - kConstZero.
   template <int Q>
   static QGEMM_DEVICE u32 decode(const u32* words) {
+    if constexpr (PlaneFold<kElem, kBits, kConstZero>::kOk) return decode_folded<Q>(words);
     return add_planes<Q>(words, plane_value<0, Q>(words));
   }
 

@@ -2,9 +2,12 @@
 
 #include <cmath>
 #include <cstdint>
+#include <random>
 #include <string>
+#include <utility>
 
 #include "dense/mma_layout.cuh"
+#include "dequant/plane_slots.cuh"
 #include "ptx/half2.cuh"
 #include "qgemm/dtype.h"
 
@@ -189,6 +192,95 @@ TEST(WeightCodecHost, ZeroPointsFoldIntoTheAddendExactlyFp16) {
 }
 TEST(WeightCodecHost, ZeroPointsFoldIntoTheAddendExactlyBf16) {
   expect_exact_zero_fold<Elem::kBf16>();
+}
+
+// Folded planes (PlaneFold, IntDecoder::decode_folded), for one pair slot Q: (1) the slot's
+// shift (left or right) and mask take exactly the pair's bits out of random words, for every
+// plane; (2) plane 0's fma with the higher planes' magic offsets in its addend, then one fma per
+// higher plane, gives c - zero exactly for every code c in both halves.
+template <Elem kElem, int kBits, int kZero, int Q>
+void expect_folded_slot() {
+  using Fold = PlaneFold<kElem, kBits, kZero>;
+  const u32 magic = kElem == Elem::kBf16 ? 0x43004300u : 0x64006400u;
+  const double magic_value = kElem == Elem::kBf16 ? 128.0 : 1024.0;
+  int r[3] = {}, s[3] = {}, width[3] = {};
+  double offsets = 0;
+  const auto slot = [&](auto p_) {
+    constexpr int P = decltype(p_)::value;
+    if constexpr (P < Fold::kPlanes) {
+      using S = PlaneSlot<kElem, kBits, P, Q, Fold::min_r(P)>;
+      r[P] = S::kR;
+      s[P] = mma_layout::plane_shift(kBits, P);
+      width[P] = S::kWidth;
+      if (P > 0) offsets += magic_value * std::ldexp(1.0, s[P] - S::kR);
+      // (1) extraction from random words
+      std::mt19937 rng(Q * 7 + P);
+      for (int trial = 0; trial < 16; ++trial) {
+        const u32 w = static_cast<u32>(rng());
+        const u32 x = S::kShift >= 0 ? w >> S::kShift : w << -S::kShift;
+        const u32 want_lo = (w >> S::kPos) & ((1u << S::kWidth) - 1);
+        const u32 want_hi = (w >> (16 + S::kPos)) & ((1u << S::kWidth) - 1);
+        ASSERT_EQ((want_lo << S::kR) | (want_hi << (16 + S::kR)), x & (S::kMask << S::kR))
+            << "plane " << P << " slot " << Q << " shift " << S::kShift;
+        ASSERT_LE(S::kR + S::kWidth, kElem == Elem::kBf16 ? 7 : 10) << "plane " << P;
+      }
+    }
+  };
+  slot(std::integral_constant<int, 0>{});
+  slot(std::integral_constant<int, 1>{});
+  slot(std::integral_constant<int, 2>{});
+  // (2) the fma chain
+  for (u32 c = 0; c < (1u << kBits); ++c) {
+    const u32 partner = (c * 37 + 11) % (1u << kBits);
+    const auto placed = [&](int p) {
+      const u32 mask = (1u << width[p]) - 1;
+      return magic | (((c >> s[p]) & mask) << r[p]) | (((partner >> s[p]) & mask) << (16 + r[p]));
+    };
+    u32 v = hfma2_model<kElem>(
+        placed(0), exact_half2_bits<kElem>(std::ldexp(1.0, -r[0])),
+        exact_half2_bits<kElem>(-magic_value * std::ldexp(1.0, -r[0]) - kZero - offsets));
+    for (int p = 1; p < Fold::kPlanes; ++p)
+      v = hfma2_model<kElem>(placed(p), exact_half2_bits<kElem>(std::ldexp(1.0, s[p] - r[p])), v);
+    ASSERT_EQ(double(c) - kZero, half_value<kElem>(v))
+        << half_type<kElem>().name() << " bits " << kBits << " zero " << kZero << " slot " << Q
+        << " code " << c;
+    ASSERT_EQ(double(partner) - kZero, half_value<kElem>(v >> 16))
+        << half_type<kElem>().name() << " bits " << kBits << " slot " << Q;
+  }
+}
+
+template <Elem kElem, int kBits, int kZero, int... Q>
+void expect_folded_slots(std::integer_sequence<int, Q...>) {
+  (expect_folded_slot<kElem, kBits, kZero, Q>(), ...);
+}
+
+template <Elem kElem, int kBits>
+int expect_folded_codec() {
+  constexpr int kSlots = 4 * mma_layout::unit_steps(kBits);
+  int folded = 0;
+  if constexpr (PlaneFold<kElem, kBits, 1 << (kBits - 1)>::kOk) {
+    expect_folded_slots<kElem, kBits, 1 << (kBits - 1)>(std::make_integer_sequence<int, kSlots>{});
+    ++folded;
+  }
+  if constexpr (PlaneFold<kElem, kBits, 0>::kOk) {
+    expect_folded_slots<kElem, kBits, 0>(std::make_integer_sequence<int, kSlots>{});
+    ++folded;
+  }
+  return folded;
+}
+
+TEST(WeightCodecHost, FoldedPlanesDecodeExactlyAtEverySlot) {
+  int folded = 0;
+  folded += expect_folded_codec<Elem::kFp16, 3>() + expect_folded_codec<Elem::kBf16, 3>();
+  folded += expect_folded_codec<Elem::kFp16, 5>() + expect_folded_codec<Elem::kBf16, 5>();
+  folded += expect_folded_codec<Elem::kFp16, 6>() + expect_folded_codec<Elem::kBf16, 6>();
+  folded += expect_folded_codec<Elem::kFp16, 7>() + expect_folded_codec<Elem::kBf16, 7>();
+  // int3 and int5 fold for both half types; int6 and int7 for fp16 (bf16 would need more shifts
+  // than the fmas it saves).
+  EXPECT_EQ(12, folded);
+  EXPECT_FALSE((PlaneFold<Elem::kBf16, 6, 32>::kOk));
+  EXPECT_FALSE((PlaneFold<Elem::kBf16, 8, 128>::kOk));
+  EXPECT_FALSE((PlaneFold<Elem::kFp16, 4, 8>::kOk));  // one plane: nothing to fold
 }
 
 // Why bf16 needs the nibble split: without it, 128 + c is not exact for 8-bit codes above 127.
