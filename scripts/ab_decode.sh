@@ -6,7 +6,7 @@
 #   Without AB_RUNS: .device/bin/qgemm_old (when present) against .device/bin/qgemm, then one run
 #   of .device/bin/qgemm per decode tile in AB_TILES ('|'-separated tile texts for bucket 0).
 #
-# Example: AB_RUNS='main .device/bin/qgemm|onewave .device/bin/qgemm QGEMM_SPLIT_ONE_WAVE=1;
+# Example: AB_RUNS='main .device/bin/qgemm|partial .device/bin/qgemm QGEMM_SPLIT_PARTIAL_WAVES=1;
 #   QGEMM_MMA_BUCKET0=w4x1 t1 f1 s4 k256 waves4' scripts/ab_decode.sh
 # Logs and JSON go to $OUT/ab_<name>.{log,json}; the jit rows are printed.
 set -u

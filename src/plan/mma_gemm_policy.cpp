@@ -13,7 +13,8 @@ namespace {
 
 // NOTE: three token buckets, so that with the cuBLAS hand-off's expansion kernel a layer
 // compiles at most four kernels: decode and small batches (8 tokens per CTA, long 256-K stages
-// so the fixed cost of a stage is spread over many weights, split-K aiming at 2 CTAs per SM),
+// so the fixed cost of a stage is spread over many weights, four stages so four CTAs fit per SM,
+// split-K filling at most one wave of them),
 // medium batches (a 64-row x 64-token tile of two warp rows, one CTA per SM) and a 128-row x
 // 64-token tile of eight warps above. Splits are a launch parameter, not a kernel parameter, so
 // they cost no extra compiles. These are the kernels `qgemm tune` chose on the H200 for
@@ -24,7 +25,7 @@ struct Bucket {
   MmaTile tile;
 };
 const Bucket kBuckets[] = {
-    {32, {4, 1, 1, 1, 6, 256, 2}},
+    {32, {4, 1, 1, 1, 4, 256, 4}},
     {128, {4, 2, 1, 4, 4, 128, 1}},
     {INT64_MAX, {8, 1, 1, 8, 4, 128, 1}},
 };
@@ -33,7 +34,7 @@ const Bucket kBuckets[] = {
 //   QGEMM_MMA_BUCKET<i>="w4x1 t1 f4 s6 k128 waves4"  replaces bucket i's tile
 //   QGEMM_SPLIT_WAVES=<w>        split-K aims at w CTAs per SM in every bucket
 //   QGEMM_SPLIT_MIN_STAGES=<s>   each split keeps at least s pipeline stages (default 4)
-//   QGEMM_SPLIT_ONE_WAVE=1       splits never exceed one wave of the CTAs that fit per SM
+//   QGEMM_SPLIT_PARTIAL_WAVES=1  splits may round up into a partial extra wave (the old rule)
 MmaTile bucket_tile(size_t i) {
   if (const char* env = std::getenv(str("QGEMM_MMA_BUCKET", i).c_str()))
     if (auto t = MmaTile::parse(env)) return *t;
@@ -109,14 +110,15 @@ int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const De
   const int64_t stages_total = (k + c.stage_k() - 1) / c.stage_k();
   static const int min_stages = env_int("QGEMM_SPLIT_MIN_STAGES", 4);
   static const int env_waves = env_int("QGEMM_SPLIT_WAVES", 0);
-  static const bool one_wave = env_int("QGEMM_SPLIT_ONE_WAVE", 0) > 0;
+  static const bool partial_waves = env_int("QGEMM_SPLIT_PARTIAL_WAVES", 0) > 0;
   const int64_t sms = std::max(device.multiprocessors, 1);
   const int64_t target = (env_waves > 0 ? env_waves : c.split_waves) * sms;
   int64_t splits = (target + ctas - 1) / ctas;
   splits = std::min<int64_t>(splits, std::max<int64_t>(stages_total / min_stages, 1));
-  // Experiment (bench/NOTES.md, "loader"): never split into a partial second wave of the CTAs
-  // that fit at once.
-  if (one_wave)
+  // NOTE: never split into a partial extra wave of the CTAs that fit at once: the last wave's
+  // fill decides decode time (H200, int4/g128 M = 1, bench/NOTES.md "whole waves": 8192^2 at
+  // 0.97 instead of 1.21 waves 15.0 -> 14.2 us, N = 28672 42.7 -> 39.0 us).
+  if (!partial_waves)
     splits = std::min<int64_t>(splits, std::max<int64_t>(mma_resident_estimate(c, device) * sms / ctas, 1));
   return static_cast<int>(std::clamp<int64_t>(splits, 1, 16));
 }

@@ -118,6 +118,9 @@ TEST(MmaPlan, DecodeSplitsFillTheH200) {
     // Three decode CTAs fit on an SM, also for 8-bit codes (shorter stages).
     EXPECT_GE(mma_resident_estimate(c, d), 3) << spec << " " << c.to_string();
     EXPECT_GE(ctas * splits, d.multiprocessors) << spec << " " << c.to_string();
+    // ... and no partial extra wave: all split CTAs run at once.
+    EXPECT_LE(ctas * splits, mma_resident_estimate(c, d) * d.multiprocessors)
+        << spec << " " << c.to_string() << " splits " << splits;
   }
 }
 
