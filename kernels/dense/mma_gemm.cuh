@@ -25,7 +25,12 @@
 // registers, and the tensor core reads the warpgroup's tokens from shared memory through a
 // descriptor, so the activation tile takes wgmma's 128-byte swizzle layout instead (see
 // act_offset). The accumulator fragments are those of mma.m16n8k16, so flushes, split-K and the
-// epilogue are shared.
+// epilogue are shared. Warpgroups stack along N (kWarpsN = 4, 8: 64 or 128 weight rows sharing
+// the token tile) and along M.
+//
+// Warp-specialized variant (Cfg::kWarpSpecialized, with wgmma): one more warpgroup only copies
+// stages, the others only compute; stages pass between them on mbarriers instead of a CTA-wide
+// barrier per stage (run_ws).
 #pragma once
 
 #include "common/base.cuh"
@@ -35,6 +40,7 @@
 #include "dequant/weight_codec.cuh"
 #include "ptx/cp_async.cuh"
 #include "ptx/half2.cuh"
+#include "ptx/mbarrier.cuh"
 #include "ptx/mma_sync.cuh"
 #include "ptx/wgmma.cuh"
 
@@ -52,8 +58,12 @@ struct MmaGemm {
   static constexpr int kUnits = Cfg::kUnitsPerStage;
   static constexpr int kTN = Cfg::kTilesN;
   static constexpr int kFM = Cfg::kFragsM;
-  static constexpr int kWarps = Cfg::kWarpsN * Cfg::kWarpsM;
-  static constexpr int kThreads = 32 * kWarps;
+  static constexpr bool kWs = Cfg::kWarpSpecialized;
+  static constexpr int kWarps = Cfg::kWarpsN * Cfg::kWarpsM;  // the warps that compute
+  static constexpr int kConsumerThreads = 32 * kWarps;
+  /// Threads that copy stages: a warpgroup of its own when warp-specialized, else everyone.
+  static constexpr int kLoadThreads = kWs ? 128 : kConsumerThreads;
+  static constexpr int kThreads = kConsumerThreads + (kWs ? kLoadThreads : 0);
   static constexpr int kTilesCta = kTN * Cfg::kWarpsN;
   static constexpr int kBlockM = 8 * kFM * Cfg::kWarpsM;
   static constexpr int kStageK = kUnitK * kUnits;
@@ -68,7 +78,8 @@ struct MmaGemm {
       kBits, kTilesCta, kUnits, kBlockM, kGroupsPerStage, Cfg::kScaleElem, Cfg::kZeroTable);
   static constexpr int kStageBytes =
       kWgmma ? mma_layout::wgmma_stage_bytes(kPackedStageBytes) : kPackedStageBytes;
-  static constexpr int kSmemBytes = mma_layout::ring_bytes(kPackedStageBytes, Cfg::kStages, kWgmma);
+  static constexpr int kSmemBytes = mma_layout::ring_bytes(kPackedStageBytes, Cfg::kStages, kWgmma) +
+                                    mma_layout::barrier_bytes(Cfg::kStages, kWs);
 
   static_assert(kBits >= 1 && kBits <= 8, "weight codes are 1..8 bits");
   static_assert(Cfg::kStages >= 2, "the cp.async ring needs at least two stages");
@@ -78,8 +89,9 @@ struct MmaGemm {
                 "a stage must hold whole groups or lie inside one");
   static_assert(kStageK / 8 >= 8, "the activation swizzle needs at least 8 chunks per row");
   static_assert(!Cfg::kZeroTable || kGroups, "zero-point tables come with group scales");
-  static_assert(!kWgmma || (Cfg::kWarpsN == 4 && kTN == 1),
-                "wgmma: a warpgroup is the 4 warps along N with one 16-row tile each (64 rows)");
+  static_assert(!kWgmma || (Cfg::kWarpsN % 4 == 0 && kTN == 1),
+                "wgmma: a warpgroup is 4 warps along N with one 16-row tile each (64 rows)");
+  static_assert(!kWs || kWgmma, "warp specialization comes with wgmma");
   static_assert(!kWgmma || kFM <= 32, "wgmma: at most 256 tokens (32 fragments) per warpgroup");
   static_assert(!kWgmma || kStageK % 64 == 0, "wgmma: stages hold whole 64-K swizzle slabs");
   static_assert(!kWgmma || kWeightBytes % mma_layout::kWgmmaAlign == 0,
@@ -114,25 +126,25 @@ struct MmaGemm {
   static constexpr int kUnitChunks = kUnitBytes / 16;
   static constexpr int kTileChunks = kUnits * kUnitChunks;
   static constexpr int kWeightChunks = kTilesCta * kTileChunks;
-  static constexpr int kWeightIters = CeilDiv<kWeightChunks, kThreads>::value;
+  static constexpr int kWeightIters = CeilDiv<kWeightChunks, kLoadThreads>::value;
   static constexpr int kRowChunks = kStageK / 8;
   static constexpr int kActChunks = kBlockM * kRowChunks;
-  static constexpr int kActIters = CeilDiv<kActChunks, kThreads>::value;
+  static constexpr int kActIters = CeilDiv<kActChunks, kLoadThreads>::value;
 
   /// Copies of a scale or zero-point table ([tile][group in stage][8 lanes] of row pairs).
   template <int kPairBytes>
   struct Table {
     static constexpr int kChunks = kPairBytes == 0 ? 0 : 8 * kPairBytes / 16;  // per (tile, group)
     static constexpr int kTotal = kGroups ? kTilesCta * kGroupsPerStage * kChunks : 0;
-    static constexpr int kIters = CeilDiv<kTotal, kThreads>::value;
+    static constexpr int kIters = CeilDiv<kTotal, kLoadThreads>::value;
     static constexpr int kIterSlots = kIters > 0 ? kIters : 1;
     const u8* src[kIterSlots];  // the chunk at group 0
     int group[kIterSlots];      // its group within a stage, kNever outside the weight
 
-    QGEMM_DEVICE void make(const MmaGemmParams& p, const void* table, int n_tile0) {
+    QGEMM_DEVICE void make(const MmaGemmParams& p, const void* table, int n_tile0, int tid) {
 #pragma unroll
       for (int i = 0; i < kIters; ++i) {
-        const int c = threadIdx.x + i * kThreads;
+        const int c = tid + i * kLoadThreads;
         const int tile = c / (kGroupsPerStage * kChunks);
         const int j = (c / kChunks) % kGroupsPerStage, chunk = c % kChunks;
         const int nt = n_tile0 + tile;
@@ -143,12 +155,12 @@ struct MmaGemm {
     }
 
     /// Copies the table of groups g0.. into dst; groups_left <= 0 zero-fills it.
-    QGEMM_DEVICE void load(u8* dst, int g0, int groups_left) const {
+    QGEMM_DEVICE void load(u8* dst, int g0, int groups_left, int tid) const {
       const i64 offset = static_cast<i64>(g0) * 8 * kPairBytes;
 #pragma unroll
       for (int i = 0; i < kIters; ++i) {
-        const int c = threadIdx.x + i * kThreads;
-        if (kTotal % kThreads != 0 && c >= kTotal) break;
+        const int c = tid + i * kLoadThreads;
+        if (kTotal % kLoadThreads != 0 && c >= kTotal) break;
         cp_async_16(dst + c * 16, src[i] + offset, group[i] < groups_left);
       }
     }
@@ -156,7 +168,8 @@ struct MmaGemm {
   using ScaleTable = Table<kScalePairBytes>;
   using ZeroTable = Table<mma_layout::zero_pair_bytes(Cfg::kZeroTable)>;
 
-  /// Per-thread copy sources and destinations at stage offset 0.
+  /// Per-thread copy sources and destinations at stage offset 0, for copying thread `tid` of
+  /// kLoadThreads.
   struct Loader {
     const u8* w_src[kWeightIters];  // the chunk at unit 0
     int w_unit[kWeightIters];       // its unit within a stage, kNever outside the weight
@@ -167,11 +180,11 @@ struct MmaGemm {
     ZeroTable zeros;
   };
 
-  static QGEMM_DEVICE Loader make_loader(const MmaGemmParams& p, int n_tile0, int m0) {
+  static QGEMM_DEVICE Loader make_loader(const MmaGemmParams& p, int n_tile0, int m0, int tid) {
     Loader l;
 #pragma unroll
     for (int i = 0; i < kWeightIters; ++i) {
-      const int c = threadIdx.x + i * kThreads;
+      const int c = tid + i * kLoadThreads;
       const int tile = c / kTileChunks, within = c % kTileChunks;
       const int nt = n_tile0 + tile;
       l.w_src[i] = p.weights + static_cast<i64>(nt) * p.k_units * kUnitBytes + within * 16;
@@ -179,15 +192,15 @@ struct MmaGemm {
     }
 #pragma unroll
     for (int i = 0; i < kActIters; ++i) {
-      const int c = threadIdx.x + i * kThreads;
+      const int c = tid + i * kLoadThreads;
       const int row = c / kRowChunks, chunk = c % kRowChunks;
       l.a_src[i] = p.a + static_cast<i64>(m0 + row) * p.lda + chunk * 8;
       l.a_k[i] = c < kActChunks && m0 + row < p.m ? chunk * 8 : kNever;
       l.a_dst[i] = act_offset(row, chunk);
     }
     if constexpr (kGroups) {
-      l.scales.make(p, p.scales, n_tile0);
-      if constexpr (Cfg::kZeroTable != 0) l.zeros.make(p, p.zeros, n_tile0);
+      l.scales.make(p, p.scales, n_tile0, tid);
+      if constexpr (Cfg::kZeroTable != 0) l.zeros.make(p, p.zeros, n_tile0, tid);
     }
     return l;
   }
@@ -195,13 +208,13 @@ struct MmaGemm {
   // NOTE: no L2 evict-first hint on the weight copies: on the H200 the hinted LDGSTS raised
   // "illegal instruction" once its policy lived in a uniform register across the stage loop.
   static QGEMM_DEVICE void load_stage(const MmaGemmParams& p, const Loader& l, u8* stage, int unit0,
-                                      int unit_end) {
+                                      int unit_end, int tid) {
     const int units_left = unit_end - unit0;  // <= 0: a stage past the range, zero-filled
     const i64 w_offset = static_cast<i64>(unit0) * kUnitBytes;
 #pragma unroll
     for (int i = 0; i < kWeightIters; ++i) {
-      const int c = threadIdx.x + i * kThreads;
-      if (kWeightChunks % kThreads != 0 && c >= kWeightChunks) break;
+      const int c = tid + i * kLoadThreads;
+      if (kWeightChunks % kLoadThreads != 0 && c >= kWeightChunks) break;
       cp_async_16(stage + c * 16, l.w_src[i] + w_offset, l.w_unit[i] < units_left);
     }
     u8* act = stage + kWeightBytes;
@@ -209,15 +222,16 @@ struct MmaGemm {
     const int k_left = units_left > 0 ? p.k - k0 : 0;
 #pragma unroll
     for (int i = 0; i < kActIters; ++i) {
-      const int c = threadIdx.x + i * kThreads;
-      if (kActChunks % kThreads != 0 && c >= kActChunks) break;
+      const int c = tid + i * kLoadThreads;
+      if (kActChunks % kLoadThreads != 0 && c >= kActChunks) break;
       cp_async_16(act + l.a_dst[i], l.a_src[i] + k0, l.a_k[i] < k_left);
     }
     if constexpr (kGroups) {
       const int g0 = k0 / Cfg::kGroupK;
       const int groups_left = units_left > 0 ? p.groups - g0 : 0;
-      l.scales.load(act + kActBytes, g0, groups_left);
-      if constexpr (Cfg::kZeroTable != 0) l.zeros.load(act + kActBytes + kScaleBytes, g0, groups_left);
+      l.scales.load(act + kActBytes, g0, groups_left, tid);
+      if constexpr (Cfg::kZeroTable != 0)
+        l.zeros.load(act + kActBytes + kScaleBytes, g0, groups_left, tid);
     }
   }
 
@@ -444,53 +458,78 @@ struct MmaGemm {
         }
   }
 
-  static QGEMM_DEVICE void run(const MmaGemmParams& p, u8* smem) {
-    if constexpr (kWgmma)  // the launch reserves kWgmmaAlign bytes of slack for this
-      smem += (mma_layout::kWgmmaAlign - smem_addr(smem) % mma_layout::kWgmmaAlign) %
-              mma_layout::kWgmmaAlign;
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int warp_n = warp % Cfg::kWarpsN, warp_m = warp / Cfg::kWarpsN;
-    const int n_tile0 = blockIdx.x * kTilesCta;
-    const int m0 = blockIdx.y * kBlockM;
-    // Balanced split-K: split sizes differ by at most one stage.
-    const int unit_begin =
+  /// This CTA's tile origin and K range: balanced split-K, split sizes differ by at most one
+  /// stage.
+  struct Work {
+    int n_tile0, m0, unit_begin, unit_end, iters;
+  };
+
+  static QGEMM_DEVICE Work make_work(const MmaGemmParams& p) {
+    Work w;
+    w.n_tile0 = blockIdx.x * kTilesCta;
+    w.m0 = blockIdx.y * kBlockM;
+    w.unit_begin =
         static_cast<int>(static_cast<i64>(blockIdx.z) * p.k_stages / gridDim.z) * kUnits;
-    const int unit_end =
+    w.unit_end =
         min(p.k_units,
             static_cast<int>(static_cast<i64>(blockIdx.z + 1) * p.k_stages / gridDim.z) * kUnits);
-    const int iters = unit_end > unit_begin ? (unit_end - unit_begin + kUnits - 1) / kUnits : 0;
-    const bool warp_active = n_tile0 + warp_n * kTN < p.n_tiles;
-    const Loader loader = make_loader(p, n_tile0, m0);
+    w.iters = w.unit_end > w.unit_begin ? (w.unit_end - w.unit_begin + kUnits - 1) / kUnits : 0;
+    return w;
+  }
 
-    FragC acc[kTN][kFM], part[kTN][kFM];
+  /// Whether stage `it` ends a scale group (or the CTA's K range) that spans whole stages.
+  static QGEMM_DEVICE bool flushes_at_end(const Work& w, int it) {
+    if constexpr (kGroups && Cfg::kGroupK >= kStageK)
+      return ((w.unit_begin + it * kUnits) * kUnitK + kStageK) % Cfg::kGroupK == 0 ||
+             it == w.iters - 1;
+    return true;
+  }
+
+  static QGEMM_DEVICE void zero(FragC (&f)[kTN][kFM]) {
 #pragma unroll
     for (int tn = 0; tn < kTN; ++tn)
 #pragma unroll
       for (int fm = 0; fm < kFM; ++fm)
 #pragma unroll
-        for (int i = 0; i < 4; ++i) acc[tn][fm].r[i] = part[tn][fm].r[i] = 0.0f;
+        for (int i = 0; i < 4; ++i) f[tn][fm].r[i] = 0.0f;
+  }
 
+  static QGEMM_DEVICE void run(const MmaGemmParams& p, u8* smem) {
+    if constexpr (kWgmma)  // the launch reserves kWgmmaAlign bytes of slack for this
+      smem += (mma_layout::kWgmmaAlign - smem_addr(smem) % mma_layout::kWgmmaAlign) %
+              mma_layout::kWgmmaAlign;
+    if constexpr (kWs) {
+      run_ws(p, smem);
+      return;
+    }
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int warp_n = warp % Cfg::kWarpsN, warp_m = warp / Cfg::kWarpsN;
+    const Work w = make_work(p);
+    const bool warp_active = w.n_tile0 + warp_n * kTN < p.n_tiles;
+    const Loader loader = make_loader(p, w.n_tile0, w.m0, threadIdx.x);
+
+    FragC acc[kTN][kFM], part[kTN][kFM];
+    zero(acc);
+    zero(part);
 #pragma unroll
     for (int s = 0; s < Cfg::kStages - 1; ++s) {
-      if (s < iters)
-        load_stage(p, loader, smem + s * kStageBytes, unit_begin + s * kUnits, unit_end);
+      if (s < w.iters)
+        load_stage(p, loader, smem + s * kStageBytes, w.unit_begin + s * kUnits, w.unit_end,
+                   threadIdx.x);
       cp_async_commit();
     }
-    for (int it = 0; it < iters; ++it) {
+    for (int it = 0; it < w.iters; ++it) {
       cp_async_wait<Cfg::kStages - 2>();
       // NOTE: wgmma reads shared memory through the async proxy, cp.async wrote it through the
       // generic one: each thread fences its own copies, the barrier then covers everyone's.
       if constexpr (kWgmma) fence_proxy_async_shared();
       __syncthreads();
       const int next = it + Cfg::kStages - 1;
-      if (next < iters)
+      if (next < w.iters)
         load_stage(p, loader, smem + (next % Cfg::kStages) * kStageBytes,
-                   unit_begin + next * kUnits, unit_end);
+                   w.unit_begin + next * kUnits, w.unit_end, threadIdx.x);
       cp_async_commit();
-      bool flush_at_end = true;
-      if constexpr (kGroups && Cfg::kGroupK >= kStageK)
-        flush_at_end =
-            ((unit_begin + it * kUnits) * kUnitK + kStageK) % Cfg::kGroupK == 0 || it == iters - 1;
+      const bool flush_at_end = flushes_at_end(w, it);
       if constexpr (kWgmma)
         compute_stage_wgmma(smem + (it % Cfg::kStages) * kStageBytes, acc, part, flush_at_end,
                             warp_n, warp_m, lane);
@@ -499,17 +538,76 @@ struct MmaGemm {
                       warp_m, lane);
     }
     cp_async_wait<0>();
+    finish(p, w, acc, warp_n, warp_m, lane, true);
+  }
 
+  /// The warp-specialized main loop. The copy warpgroup fills ring slot s for its i-th time once
+  /// every compute warp has released the slot's previous contents (`empty[s]`, phase i - 1);
+  /// each copying thread's cp.async arrive on `full[s]` when they land. A compute warp waits for
+  /// `full[s]`, runs the stage (its wgmmas complete before compute_stage_wgmma returns) and
+  /// releases the slot. No CTA-wide barrier in the K loop: while one warpgroup waits on its
+  /// group-scale flush, the other's wgmmas keep the tensor cores busy.
+  static QGEMM_DEVICE void run_ws(const MmaGemmParams& p, u8* smem) {
+    u64* full = reinterpret_cast<u64*>(smem + Cfg::kStages * kStageBytes);
+    u64* empty = full + Cfg::kStages;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int warp_n = warp % Cfg::kWarpsN, warp_m = warp / Cfg::kWarpsN;
+    const Work w = make_work(p);
+    if (threadIdx.x == 0) {
+      for (int s = 0; s < Cfg::kStages; ++s) {
+        mbarrier_init(&full[s], kLoadThreads);
+        mbarrier_init(&empty[s], kWarps);
+      }
+    }
+    __syncthreads();
+    FragC acc[kTN][kFM];
+    zero(acc);
+    const bool computes = warp < kWarps;
+    if (!computes) {
+      const int tid = threadIdx.x - kConsumerThreads;
+      const Loader loader = make_loader(p, w.n_tile0, w.m0, tid);
+      for (int it = 0; it < w.iters; ++it) {
+        const int slot = it % Cfg::kStages;
+        if (it >= Cfg::kStages) mbarrier_wait(&empty[slot], (it / Cfg::kStages - 1) & 1);
+        load_stage(p, loader, smem + slot * kStageBytes, w.unit_begin + it * kUnits, w.unit_end,
+                   tid);
+        cp_async_arrive(&full[slot]);
+      }
+      cp_async_commit();
+      cp_async_wait<0>();
+    } else {
+      FragC part[kTN][kFM];
+      zero(part);
+      for (int it = 0; it < w.iters; ++it) {
+        const int slot = it % Cfg::kStages;
+        mbarrier_wait(&full[slot], (it / Cfg::kStages) & 1);
+        // NOTE: the stage came through cp.async (generic proxy); wgmma reads it through the
+        // async proxy.
+        fence_proxy_async_shared();
+        compute_stage_wgmma(smem + slot * kStageBytes, acc, part, flushes_at_end(w, it), warp_n,
+                            warp_m, lane);
+        __syncwarp();
+        if (lane == 0) mbarrier_arrive(&empty[slot]);
+      }
+    }
+    finish(p, w, acc, warp_n, warp_m, lane, computes);
+  }
+
+  /// Split-K fix-up (gridDim.z > 1) and the C store; every thread of the CTA calls it, those
+  /// without accumulators (the copy warpgroup) with has_acc false.
+  static QGEMM_DEVICE void finish(const MmaGemmParams& p, const Work& w, FragC (&acc)[kTN][kFM],
+                                  int warp_n, int warp_m, int lane, bool has_acc) {
     if (gridDim.z > 1) {
       // NOTE: split-K fix-up. Every CTA publishes its partial tile; the last one to arrive sums
       // all partials in split order, so the result does not depend on arrival order.
       const i64 n_pad = static_cast<i64>(p.n_tiles) * 16;
       float* mine = p.partials + blockIdx.z * static_cast<i64>(p.m) * n_pad;
-      for_each_element(n_tile0, m0, warp_n, warp_m, lane,
-                       [&](int tn, int fm, int i, int row, int token) {
-                         if (token < p.m && row < n_pad)
-                           mine[token * n_pad + row] = acc[tn][fm].r[i];
-                       });
+      if (has_acc)
+        for_each_element(w.n_tile0, w.m0, warp_n, warp_m, lane,
+                         [&](int tn, int fm, int i, int row, int token) {
+                           if (token < p.m && row < n_pad)
+                             mine[token * n_pad + row] = acc[tn][fm].r[i];
+                         });
       __threadfence();
       __syncthreads();
       __shared__ int is_last;
@@ -518,21 +616,24 @@ struct MmaGemm {
       __syncthreads();
       if (!is_last) return;
       __threadfence();
-      for_each_element(
-          n_tile0, m0, warp_n, warp_m, lane, [&](int tn, int fm, int i, int row, int token) {
-            if (token < p.m && row < n_pad) {
-              float sum = 0.0f;
-              for (int z = 0; z < static_cast<int>(gridDim.z); ++z)
-                sum += __ldcg(p.partials + z * static_cast<i64>(p.m) * n_pad + token * n_pad + row);
-              acc[tn][fm].r[i] = sum;
-            }
-          });
+      if (has_acc)
+        for_each_element(
+            w.n_tile0, w.m0, warp_n, warp_m, lane, [&](int tn, int fm, int i, int row, int token) {
+              if (token < p.m && row < n_pad) {
+                float sum = 0.0f;
+                for (int z = 0; z < static_cast<int>(gridDim.z); ++z)
+                  sum +=
+                      __ldcg(p.partials + z * static_cast<i64>(p.m) * n_pad + token * n_pad + row);
+                acc[tn][fm].r[i] = sum;
+              }
+            });
       if (threadIdx.x == 0) *counter = 0;  // ready for the next launch (or graph replay)
     }
-    for_each_element(n_tile0, m0, warp_n, warp_m, lane,
-                     [&](int tn, int fm, int i, int row, int token) {
-                       if (token < p.m && row < p.n) store(p, row, token, acc[tn][fm].r[i]);
-                     });
+    if (has_acc)
+      for_each_element(w.n_tile0, w.m0, warp_n, warp_m, lane,
+                       [&](int tn, int fm, int i, int row, int token) {
+                         if (token < p.m && row < p.n) store(p, row, token, acc[tn][fm].r[i]);
+                       });
   }
 };
 

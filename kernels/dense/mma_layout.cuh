@@ -99,6 +99,11 @@ QGEMM_HOST_DEVICE constexpr int ring_bytes(int stage_bytes, int stages, bool wgm
   return wgmma ? stages * wgmma_stage_bytes(stage_bytes) + kWgmmaAlign : stages * stage_bytes;
 }
 
+/// The warp-specialized kernel's mbarriers after the ring: `full` and `empty` per stage.
+QGEMM_HOST_DEVICE constexpr int barrier_bytes(int stages, bool warp_specialized) {
+  return warp_specialized ? 16 * stages : 0;
+}
+
 /// Scale groups whose tables one stage holds: one when the stage lies inside a group.
 QGEMM_HOST_DEVICE constexpr int groups_per_stage(int group_k, int stage_k) {
   return group_k <= 0 ? 0 : (group_k >= stage_k ? 1 : stage_k / group_k);

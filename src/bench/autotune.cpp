@@ -33,7 +33,8 @@ struct CandidateLayers {
 }  // namespace
 
 std::vector<MmaTile> default_tune_tiles(const DeviceInfo& device) {
-  // warps_n, warps_m, tiles_n, frags_m, stages, stage_k, split-K targets (CTAs per SM), wgmma.
+  // warps_n, warps_m, tiles_n, frags_m, stages, stage_k, split-K targets (CTAs per SM), wgmma,
+  // warp-specialized.
   struct Shape {
     MmaTile tile;
     std::vector<int> waves;
@@ -53,6 +54,8 @@ std::vector<MmaTile> default_tune_tiles(const DeviceInfo& device) {
       {{4, 1, 1, 4, 6, 128, 0, true}, {2}},  {{4, 2, 1, 4, 4, 128, 0, true}, {1}},
       {{4, 1, 1, 8, 4, 128, 0, true}, {1}},  {{4, 2, 1, 8, 4, 128, 0, true}, {1}},
       {{4, 1, 1, 16, 4, 128, 0, true}, {1}},
+      // Warp-specialized: two warpgroups of 64 rows share 64 or 128 tokens, a third copies.
+      {{8, 1, 1, 8, 6, 128, 0, true, true}, {1}}, {{8, 1, 1, 16, 5, 128, 0, true, true}, {1}},
   };
   std::vector<MmaTile> tiles;
   auto add = [&](const Shape& s) {

@@ -55,7 +55,7 @@ int MmaGemmConfig::smem_bytes() const {
   return mma_layout::ring_bytes(
       mma_layout::stage_bytes(bits, tiles_n * warps_n, units_per_stage, block_m(), gps,
                               elem_index(scale_table), zero_kind()),
-      stages, wgmma);
+      stages, wgmma) + mma_layout::barrier_bytes(stages, warp_specialized);
 }
 
 Status MmaGemmConfig::validate() const {
@@ -88,9 +88,10 @@ Status MmaGemmConfig::validate() const {
   if (wgmma) {
     if (arch != "sm_90a")
       return invalid_argument(str(where, ": wgmma needs arch sm_90a, not ", arch));
-    if (warps_n != 4 || tiles_n != 1)
-      return invalid_argument(str(where, ": wgmma needs warps_n=4 and tiles_n=1 (a warpgroup's ",
-                                  "64 rows), not warps_n=", warps_n, " tiles_n=", tiles_n));
+    if (warps_n % 4 != 0 || tiles_n != 1)
+      return invalid_argument(str(where, ": wgmma needs warps_n a multiple of 4 and tiles_n=1 ",
+                                  "(warpgroups of 64 rows), not warps_n=", warps_n,
+                                  " tiles_n=", tiles_n));
     if (frags_m > 32)
       return invalid_argument(str(where, ": wgmma takes at most 256 tokens per warpgroup, ",
                                   "frags_m=", frags_m, " is more than 32"));
@@ -98,12 +99,14 @@ Status MmaGemmConfig::validate() const {
       return invalid_argument(
           str(where, ": wgmma needs a stage K multiple of 64, not ", stage_k()));
   }
+  if (warp_specialized && !wgmma)
+    return invalid_argument(str(where, ": warp specialization comes with wgmma"));
   return Status();
 }
 
 std::string MmaGemmConfig::tiling() const {
   return str("w", warps_n, "x", warps_m, " t", tiles_n, " f", frags_m, " u", units_per_stage, " s",
-             stages, wgmma ? " wg" : "");
+             stages, warp_specialized ? " ws" : wgmma ? " wg" : "");
 }
 
 std::string MmaGemmConfig::to_string() const {
@@ -180,6 +183,9 @@ KernelSpec MmaGemmConfig::spec() const {
           ";\n"
           "  static constexpr bool kWgmma = ",
           wgmma ? "true" : "false",
+          ";\n"
+          "  static constexpr bool kWarpSpecialized = ",
+          warp_specialized ? "true" : "false",
           ";\n"
           "};\n"
           "template __global__ void qgemm::mma_gemm_kernel<Cfg>(const qgemm::MmaGemmParams);\n");

@@ -35,6 +35,8 @@ struct MmaGemmConfig {
   /// Hopper variant: one wgmma.m64n(8 frags_m)k16 per warpgroup and k-step instead of mma.sync
   /// (sm_90a; warps_n 4, tiles_n 1, frags_m <= 32, whole 64-K activation slabs per stage).
   bool wgmma = false;
+  /// With wgmma: one more warpgroup only copies stages, handing them over on mbarriers.
+  bool warp_specialized = false;
   std::string arch = "sm_80";
 
   /// The format part of a config for a layer; tiling left at defaults.
@@ -42,7 +44,8 @@ struct MmaGemmConfig {
 
   Status validate() const;
   std::string to_string() const;
-  /// Tiling only, e.g. "w4x1 t2 f8 u2 s4" (" wg" appended for wgmma).
+  /// Tiling only, e.g. "w4x1 t2 f8 u2 s4" (" wg" appended for wgmma, " ws" when also
+  /// warp-specialized).
   std::string tiling() const;
   uint64_t hash() const;
   KernelSpec spec() const;
@@ -50,7 +53,8 @@ struct MmaGemmConfig {
   /// the packed weight out as a dense fp16/bf16 matrix for the cuBLAS large-M path.
   KernelSpec dequant_spec() const;
 
-  int threads() const { return 32 * warps_n * warps_m; }
+  /// Compute warps plus the copy warpgroup when warp-specialized.
+  int threads() const { return 32 * warps_n * warps_m + (warp_specialized ? 128 : 0); }
   int block_n() const { return 16 * tiles_n * warps_n; }
   int block_m() const { return 8 * frags_m * warps_m; }
   int unit_k() const;

@@ -51,7 +51,7 @@ int env_int(const char* name, int fallback) {
 
 std::string MmaTile::to_string() const {
   return str("w", warps_n, "x", warps_m, " t", tiles_n, " f", frags_m, " s", stages, " k", stage_k,
-             " waves", waves, wgmma ? " wg" : "");
+             " waves", waves, warp_specialized ? " ws" : wgmma ? " wg" : "");
 }
 
 Expected<MmaTile> MmaTile::parse(const std::string& text) {
@@ -63,13 +63,16 @@ Expected<MmaTile> MmaTile::parse(const std::string& text) {
     return invalid_argument(str("mma tile '", text, "': ", why,
                                 "; expected e.g. \"w4x1 t1 f4 s6 k128 waves4\" (warps NxM, tiles "
                                 "per warp, 8-token groups per warp, stages, K per stage, "
-                                "CTAs per SM, optional wg for wgmma)"));
+                                "CTAs per SM, optional wg for wgmma or ws for warp-specialized "
+                                "wgmma)"));
   };
   while (in >> part) {
     int a = 0, b = 0;
     char tail = 0;
     if (part == "wg") {
       t.wgmma = true;
+    } else if (part == "ws") {
+      t.wgmma = t.warp_specialized = true;
     } else if (std::sscanf(part.c_str(), "w%dx%d%c", &a, &b, &tail) == 2) {
       t.warps_n = a, t.warps_m = b, seen[0] = true;
     } else if (std::sscanf(part.c_str(), "waves%d%c", &a, &tail) == 1) {
@@ -133,6 +136,7 @@ Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& wei
   MmaGemmConfig c = MmaGemmConfig::from_format(weight, act, out);
   c.arch = device.arch();
   c.wgmma = t.wgmma;
+  c.warp_specialized = t.warp_specialized;
   c.warps_n = t.warps_n;
   c.warps_m = t.warps_m;
   c.tiles_n = t.tiles_n;
@@ -160,8 +164,10 @@ Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& wei
   if (words > 8) c.frags_m = std::min(c.frags_m, 4);
   // NOTE: wgmma with 128 tokens per warpgroup holds 64 fp32 sums and 64 partials per thread:
   // int7, e2m1/g16 and float zero points spill there (ptxas), so they keep 64 tokens.
+  // Warp-specialized tiles run 384 threads (168 registers): 2-bit codes spill there too.
   if (c.wgmma && c.frags_m > 8 &&
-      (words > 4 || (c.group_k > 0 && c.group_k < c.unit_k()) || c.float_zero))
+      (words > 4 || (c.group_k > 0 && c.group_k < c.unit_k()) || c.float_zero ||
+       (c.warp_specialized && c.bits <= 2)))
     c.frags_m = 8;
   while (c.smem_bytes() > device.smem_per_block && c.stages > 2) --c.stages;
   if (c.smem_bytes() > device.smem_per_block && c.units_per_stage > 1) c.units_per_stage = 1;

@@ -17,6 +17,7 @@ namespace qgemm {
 struct MmaTile {
   int warps_n = 4, warps_m = 1, tiles_n = 1, frags_m = 1, stages = 4, stage_k = 128, waves = 2;
   bool wgmma = false;
+  bool warp_specialized = false;  ///< "ws": wgmma with a copy warpgroup (implies wgmma)
 
   std::string to_string() const;
   /// Parses to_string()'s form; the error names the bad part.

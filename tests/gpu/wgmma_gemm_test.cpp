@@ -1,7 +1,8 @@
 // Correctness of the wgmma (sm_90a) variant of the mma GEMM family on the GPU. The planner does
 // not pick wgmma configs yet, so each config is launched directly on packed weights and compared
 // with the CPU reference: token tiles of 8 .. 128 per warpgroup, one and two warpgroups, split-K,
-// and N, K that are not multiples of the 64-row / 64-K tiles.
+// and N, K that are not multiples of the 64-row / 64-K tiles; also the warp-specialized tiles
+// (two warpgroups of 64 rows sharing the tokens, a third copying), shaped by the planner's rules.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,15 +16,19 @@
 #include "jit/kernel_loader.h"
 #include "jit/mma_gemm.h"
 #include "pack/mma_pack.h"
+#include "plan/mma_gemm_policy.h"
+#include "qgemm/device.h"
 
 namespace qgemm {
 namespace {
 
-// 8-token groups per warpgroup and warpgroups per CTA.
+// 8-token groups per warpgroup, warpgroups along M, warps along N (4 per warpgroup), and
+// whether a copy warpgroup feeds them (warp-specialized).
 struct Tile {
-  int frags_m, warps_m;
+  int frags_m, warps_m, warps_n = 4;
+  bool ws = false;
 };
-const Tile kTiles[] = {{1, 1}, {2, 2}, {8, 1}, {16, 1}};
+const Tile kTiles[] = {{1, 1}, {2, 2}, {8, 1}, {16, 1}, {8, 1, 8, true}, {16, 1, 8, true}};
 const int64_t kTokens[] = {1, 7, 64, 118, 1000};
 const char* const kWeightSpecs[] = {
     "int4/g128/bf16", "uint4/g128/fp16/zp",     "int8/channel/bf16",    "e2m1/g32/ue8m0",
@@ -43,6 +48,19 @@ bool has_sm90() {
   } while (0)
 
 MmaGemmConfig wgmma_config(const WeightFormat& wf, DType act, Tile t) {
+  if (t.ws) {
+    // The planner's adjustments (fewer tokens for wide codes, fewer stages to fit).
+    MmaTile tile;
+    tile.warps_n = t.warps_n;
+    tile.warps_m = t.warps_m;
+    tile.frags_m = t.frags_m;
+    tile.stages = 6;
+    tile.stage_k = 128;
+    tile.wgmma = tile.warp_specialized = true;
+    auto c = mma_config_for(tile, wf, act, act, *device_preset("h200"));
+    if (c) return *c;
+    ADD_FAILURE() << c.status().to_string();
+  }
   MmaGemmConfig c = MmaGemmConfig::from_format(wf, act, act);
   c.arch = "sm_90a";
   c.wgmma = true;
@@ -89,7 +107,7 @@ Expected<testing::CheckedRun> run_wgmma(const MmaGemmConfig& c, const QuantizedW
   const int64_t m = a.m, n = w.n;
   const int k_stages = (pw.k_units + c.units_per_stage - 1) / c.units_per_stage;
   splits = std::min(splits, k_stages);
-  const unsigned grid_x = static_cast<unsigned>((pw.n_tiles + 3) / 4);
+  const unsigned grid_x = static_cast<unsigned>((pw.n_tiles + c.warps_n - 1) / c.warps_n);
   const unsigned grid_y = static_cast<unsigned>((m + c.block_m() - 1) / c.block_m());
   const size_t out_bytes = size_t(m) * n * ((c.out.bits + 7) / 8);
   std::vector<uint8_t> out(out_bytes, 0xff);  // NaN poison
@@ -225,7 +243,7 @@ TEST(WgmmaGemmGpu, OddShapesWithChannelScales) {
       auto dw = upload_weight(*w, DType::bf16());
       ASSERT_TRUE(dw.ok()) << dw.status().to_string();
       for (int64_t m : {1, 33, 300})
-        for (const Tile& t : {Tile{1, 1}, Tile{4, 2}}) {
+        for (const Tile& t : {Tile{1, 1}, Tile{4, 2}, Tile{16, 1, 8, true}}) {
           const MmaGemmConfig cfg = wgmma_config(wf, DType::bf16(), t);
           SCOPED_TRACE(str(cfg.to_string(), " M=", m, " N=", n, " K=", k));
           auto a = quantize_activations(HostValues::of(random_normal(m * k, 7 + m, 1.0f)), m, k,
