@@ -29,16 +29,31 @@ const Bucket kBuckets[] = {
     {128, {4, 2, 1, 4, 4, 128, 1}},
     {INT64_MAX, {8, 1, 1, 8, 4, 128, 1}},
 };
+// NOTE: on Hopper (sm_90a) the medium and large buckets are warp-specialized wgmma tiles: two
+// 64-row warpgroups share 64 or 128 tokens, a third copies. `qgemm tune` on the H200,
+// int4/g128 x bf16, N = K = 8192 (bench/NOTES.md, "warp-specialized wgmma"): M = 64 43.6 us
+// (mma.sync bucket 48.5), M = 256 69.6 us (expansion + cuBLAS 94.8); expansion + cuBLAS wins
+// from M = 1024 (218 vs 276 us), hence the hand-off at 513 (mma_handoff_m).
+const Bucket kHopperBuckets[] = {
+    {32, {4, 1, 1, 1, 4, 256, 4}},
+    {128, {8, 1, 1, 8, 6, 128, 1, true, true}},
+    {INT64_MAX, {8, 1, 1, 16, 5, 128, 1, true, true}},
+};
+static_assert(std::size(kBuckets) == std::size(kHopperBuckets), "one bucket list shape");
 
 // NOTE: tuning switches for experiments (read once per process):
 //   QGEMM_MMA_BUCKET<i>="w4x1 t1 f4 s6 k128 waves4"  replaces bucket i's tile
 //   QGEMM_SPLIT_WAVES=<w>        split-K aims at w CTAs per SM in every bucket
 //   QGEMM_SPLIT_MIN_STAGES=<s>   each split keeps at least s pipeline stages (default 4)
 //   QGEMM_SPLIT_PARTIAL_WAVES=1  splits may round up into a partial extra wave (the old rule)
-MmaTile bucket_tile(size_t i) {
+const Bucket& bucket(size_t i, const DeviceInfo& device) {
+  return device.arch() == "sm_90a" ? kHopperBuckets[i] : kBuckets[i];
+}
+
+MmaTile bucket_tile(size_t i, const DeviceInfo& device) {
   if (const char* env = std::getenv(str("QGEMM_MMA_BUCKET", i).c_str()))
     if (auto t = MmaTile::parse(env)) return *t;
-  return kBuckets[i].tile;
+  return bucket(i, device).tile;
 }
 
 int env_int(const char* name, int fallback) {
@@ -189,9 +204,9 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
   (void)k;
   std::vector<MmaPlanEntry> plan;
   for (size_t i = 0; i < std::size(kBuckets); ++i) {
-    auto c = mma_config_for(bucket_tile(i), weight, act, out, device);
+    auto c = mma_config_for(bucket_tile(i, device), weight, act, out, device);
     if (!c) return c.status();
-    plan.push_back({kBuckets[i].max_m, *c});
+    plan.push_back({bucket(i, device).max_m, *c});
   }
   return plan;
 }
@@ -203,12 +218,12 @@ bool cublaslt_has_gemm(DType act, DType out) {
 
 int64_t mma_handoff_m(const DeviceInfo& device, DType act, DType out) {
   if (!cublaslt_has_gemm(act, out)) return INT64_MAX;
-  // NOTE: from here on the layer is compute-bound and mma.sync reaches a fraction of the tensor
+  // NOTE: from here on the layer is compute-bound and our kernels reach a fraction of the tensor
   // rate, so expanding the weight (~52 us for 8192 x 8192 on the H200) and calling cuBLAS is
-  // faster. H200, int4/g128, N = K = 8192 (bench/NOTES.md, "planner"): at M = 256 the hand-off
-  // takes 96 us, the best mma tile 137 us; at M = 64 the mma kernel wins (47 vs ~90 us). Other
+  // faster. H200, int4/g128, N = K = 8192 (bench/NOTES.md, "warp-specialized wgmma"): at M = 256
+  // the warp-specialized tile takes 70 us, the hand-off 95 us; at M = 1024 218 vs 276 us. Other
   // architectures keep the earlier, unmeasured boundary.
-  return device.sm() >= 90 ? 129 : 512;
+  return device.arch() == "sm_90a" ? 513 : 512;
 }
 
 }  // namespace qgemm

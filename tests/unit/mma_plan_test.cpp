@@ -58,8 +58,12 @@ void expect_sane_plan(const std::vector<MmaPlanEntry>& plan, int64_t n, int64_t 
     format_only.units_per_stage = c.units_per_stage;
     format_only.stages = c.stages;
     format_only.split_waves = c.split_waves;
+    format_only.wgmma = c.wgmma;
+    format_only.warp_specialized = c.warp_specialized;
     format_only.arch = c.arch;
     EXPECT_EQ(format_only, c) << at;
+    // wgmma tiles only for sm_90a; there the medium and large buckets are warp-specialized.
+    EXPECT_EQ(c.arch == "sm_90a" && i > 0, c.warp_specialized) << at;
     if (c.group_k > 0) {
       EXPECT_TRUE(c.group_k % c.stage_k() == 0 || c.stage_k() % c.group_k == 0) << at;
     }

@@ -99,17 +99,18 @@ TEST(JitKernelPlan, KernelsPerLayerAndTheCublasHandoff) {
   auto decode = plan->kernels(32, &ranges);
   EXPECT_EQ(decode.size(), 1u);
   EXPECT_EQ(ranges[0], "1-32");
-  // Up to 16384 tokens on Hopper: two GEMM buckets below the hand-off and the expansion kernel.
+  // Up to 16384 tokens on Hopper: three GEMM buckets below the hand-off and the expansion kernel.
   auto all = plan->kernels(16384, &ranges);
-  EXPECT_EQ(all.size(), 3u);
-  EXPECT_EQ(distinct_kernels(all), 3u);
+  EXPECT_EQ(all.size(), 4u);
+  EXPECT_EQ(distinct_kernels(all), 4u);
   EXPECT_EQ(all.back().family, "mma_dequant");
   EXPECT_EQ(ranges[1], "33-128");
-  EXPECT_EQ(ranges[2], "129+ (then cuBLASLt)");
-  EXPECT_TRUE(plan->bucket_for(129).expand);
-  EXPECT_FALSE(plan->bucket_for(128).expand);
+  EXPECT_EQ(ranges[2], "129-512");
+  EXPECT_EQ(ranges[3], "513+ (then cuBLASLt)");
+  EXPECT_TRUE(plan->bucket_for(513).expand);
+  EXPECT_FALSE(plan->bucket_for(512).expand);
   // Operands cuBLASLt will not take fall back to the mma bucket below the hand-off.
-  EXPECT_EQ(plan->mma_bucket_for(4096), 1u);
+  EXPECT_EQ(plan->mma_bucket_for(4096), 2u);
   EXPECT_EQ(plan->mma_bucket_for(1), 0u);
   // Ampere: three GEMM buckets, the hand-off from 512 tokens: four kernels.
   auto a100 = plan_jit_kernels(8192, 8192, w, DType::bf16(), DType::bf16(), *device_preset("sm_80"),
