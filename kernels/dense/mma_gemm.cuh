@@ -409,10 +409,9 @@ struct MmaGemm {
         constexpr int kOffset = (k_local / 64) * kSlabBytes + (k_local % 64) * 2;
         wgmma_rs<kAct>(d, a, b_desc + (kOffset >> 4));
         wgmma_commit();
-        // NOTE: one wgmma in flight while the next fragment decodes: steps on one accumulator
-        // run in order anyway, and older A fragments free their registers (-16 registers, same
-        // H200 time as waiting only at the end of the stage).
-        wgmma_wait<1>();
+        // NOTE: kWgmmaInFlight - 1 older wgmmas stay in flight while the next fragment decodes;
+        // each holds its A fragment's registers until it completes.
+        wgmma_wait<Cfg::kWgmmaInFlight - 1>();
         // Groups smaller than a stage end at known steps: their sums are read once complete.
         if constexpr (kGroups && Cfg::kGroupK < kStageK && (k_local + 16) % Cfg::kGroupK == 0) {
           wgmma_wait<0>();
@@ -538,7 +537,7 @@ struct MmaGemm {
                       warp_m, lane);
     }
     cp_async_wait<0>();
-    finish(p, w, acc, warp_n, warp_m, lane, true);
+    finish(p, w, acc, warp_n, warp_m, lane);
   }
 
   /// The warp-specialized main loop. The copy warpgroup fills ring slot s for its i-th time once
@@ -547,6 +546,12 @@ struct MmaGemm {
   /// `full[s]`, runs the stage (its wgmmas complete before compute_stage_wgmma returns) and
   /// releases the slot. No CTA-wide barrier in the K loop: while one warpgroup waits on its
   /// group-scale flush, the other's wgmmas keep the tensor cores busy.
+  // Register split of the warp-specialized kernel at 384 threads: the copy warpgroup keeps its
+  // precomputed copy sources (Loader) in registers; below 104 they spill (128 tokens, int4),
+  // and the long weight units of 7-bit codes need more (`qgemm jit check`).
+  static constexpr int kCopyRegs = kWords > 16 ? 128 : 104;
+  static constexpr int kComputeRegs = (384 * 168 - 128 * kCopyRegs) / 256 / 8 * 8;
+
   static QGEMM_DEVICE void run_ws(const MmaGemmParams& p, u8* smem) {
     u64* full = reinterpret_cast<u64*>(smem + Cfg::kStages * kStageBytes);
     u64* empty = full + Cfg::kStages;
@@ -560,10 +565,11 @@ struct MmaGemm {
       }
     }
     __syncthreads();
-    FragC acc[kTN][kFM];
-    zero(acc);
-    const bool computes = warp < kWarps;
-    if (!computes) {
+    if (warp >= kWarps) {
+      // NOTE: the copy warpgroup needs few registers; with two compute warpgroups (384 threads,
+      // 168 registers each at launch) it hands the rest to them (128 x kCopyRegs + 256 x
+      // kComputeRegs <= 384 x 168).
+      if constexpr (kThreads == 384) setmaxnreg_dec<kCopyRegs>();
       const int tid = threadIdx.x - kConsumerThreads;
       const Loader loader = make_loader(p, w.n_tile0, w.m0, tid);
       for (int it = 0; it < w.iters; ++it) {
@@ -575,65 +581,71 @@ struct MmaGemm {
       }
       cp_async_commit();
       cp_async_wait<0>();
-    } else {
-      FragC part[kTN][kFM];
-      zero(part);
-      for (int it = 0; it < w.iters; ++it) {
-        const int slot = it % Cfg::kStages;
-        mbarrier_wait(&full[slot], (it / Cfg::kStages) & 1);
-        // NOTE: the stage came through cp.async (generic proxy); wgmma reads it through the
-        // async proxy.
-        fence_proxy_async_shared();
-        compute_stage_wgmma(smem + slot * kStageBytes, acc, part, flushes_at_end(w, it), warp_n,
-                            warp_m, lane);
-        __syncwarp();
-        if (lane == 0) mbarrier_arrive(&empty[slot]);
-      }
+      return;  // finish() synchronizes the compute threads only
     }
-    finish(p, w, acc, warp_n, warp_m, lane, computes);
+    if constexpr (kThreads == 384) setmaxnreg_inc<kComputeRegs>();
+    FragC acc[kTN][kFM], part[kTN][kFM];
+    zero(acc);
+    zero(part);
+    for (int it = 0; it < w.iters; ++it) {
+      const int slot = it % Cfg::kStages;
+      mbarrier_wait(&full[slot], (it / Cfg::kStages) & 1);
+      // NOTE: the stage came through cp.async (generic proxy); wgmma reads it through the async
+      // proxy.
+      fence_proxy_async_shared();
+      compute_stage_wgmma(smem + slot * kStageBytes, acc, part, flushes_at_end(w, it), warp_n,
+                          warp_m, lane);
+      __syncwarp();
+      if (lane == 0) mbarrier_arrive(&empty[slot]);
+    }
+    finish(p, w, acc, warp_n, warp_m, lane);
   }
 
-  /// Split-K fix-up (gridDim.z > 1) and the C store; every thread of the CTA calls it, those
-  /// without accumulators (the copy warpgroup) with has_acc false.
+  /// A barrier over the compute threads (warps 0 .. kWarps - 1); the copy warpgroup of the
+  /// warp-specialized kernel has left by then.
+  static QGEMM_DEVICE void sync_compute_threads() {
+    if constexpr (kWs)
+      asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumerThreads) : "memory");
+    else
+      __syncthreads();
+  }
+
+  /// Split-K fix-up (gridDim.z > 1) and the C store; every compute thread calls it.
   static QGEMM_DEVICE void finish(const MmaGemmParams& p, const Work& w, FragC (&acc)[kTN][kFM],
-                                  int warp_n, int warp_m, int lane, bool has_acc) {
+                                  int warp_n, int warp_m, int lane) {
     if (gridDim.z > 1) {
       // NOTE: split-K fix-up. Every CTA publishes its partial tile; the last one to arrive sums
       // all partials in split order, so the result does not depend on arrival order.
       const i64 n_pad = static_cast<i64>(p.n_tiles) * 16;
       float* mine = p.partials + blockIdx.z * static_cast<i64>(p.m) * n_pad;
-      if (has_acc)
-        for_each_element(w.n_tile0, w.m0, warp_n, warp_m, lane,
-                         [&](int tn, int fm, int i, int row, int token) {
-                           if (token < p.m && row < n_pad)
-                             mine[token * n_pad + row] = acc[tn][fm].r[i];
-                         });
+      for_each_element(w.n_tile0, w.m0, warp_n, warp_m, lane,
+                       [&](int tn, int fm, int i, int row, int token) {
+                         if (token < p.m && row < n_pad)
+                           mine[token * n_pad + row] = acc[tn][fm].r[i];
+                       });
       __threadfence();
-      __syncthreads();
+      sync_compute_threads();
       __shared__ int is_last;
       i32* counter = p.counters + blockIdx.y * gridDim.x + blockIdx.x;
       if (threadIdx.x == 0) is_last = atomicAdd(counter, 1) == static_cast<int>(gridDim.z) - 1;
-      __syncthreads();
+      sync_compute_threads();
       if (!is_last) return;
       __threadfence();
-      if (has_acc)
-        for_each_element(
-            w.n_tile0, w.m0, warp_n, warp_m, lane, [&](int tn, int fm, int i, int row, int token) {
-              if (token < p.m && row < n_pad) {
-                float sum = 0.0f;
-                for (int z = 0; z < static_cast<int>(gridDim.z); ++z)
-                  sum +=
-                      __ldcg(p.partials + z * static_cast<i64>(p.m) * n_pad + token * n_pad + row);
-                acc[tn][fm].r[i] = sum;
-              }
-            });
+      for_each_element(
+          w.n_tile0, w.m0, warp_n, warp_m, lane, [&](int tn, int fm, int i, int row, int token) {
+            if (token < p.m && row < n_pad) {
+              float sum = 0.0f;
+              for (int z = 0; z < static_cast<int>(gridDim.z); ++z)
+                sum += __ldcg(p.partials + z * static_cast<i64>(p.m) * n_pad + token * n_pad + row);
+              acc[tn][fm].r[i] = sum;
+            }
+          });
       if (threadIdx.x == 0) *counter = 0;  // ready for the next launch (or graph replay)
     }
-    if (has_acc)
-      for_each_element(w.n_tile0, w.m0, warp_n, warp_m, lane,
-                       [&](int tn, int fm, int i, int row, int token) {
-                         if (token < p.m && row < p.n) store(p, row, token, acc[tn][fm].r[i]);
-                       });
+    for_each_element(w.n_tile0, w.m0, warp_n, warp_m, lane,
+                     [&](int tn, int fm, int i, int row, int token) {
+                       if (token < p.m && row < p.n) store(p, row, token, acc[tn][fm].r[i]);
+                     });
   }
 };
 

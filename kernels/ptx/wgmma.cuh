@@ -49,6 +49,18 @@ QGEMM_DEVICE void fence_proxy_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
+/// Lowers (dec) or raises (inc) the registers per thread of this warpgroup to N; all its warps
+/// execute it. Warp-specialized kernels move registers from the warpgroup that only copies to
+/// those that compute.
+template <int N>
+QGEMM_DEVICE void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+template <int N>
+QGEMM_DEVICE void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+
 /// NOTE: the compiler sees no data flow from wgmma_wait to the accumulators: this empty asm pins
 /// the registers so no read moves above a wait and no write moves below a fence.
 template <int N>

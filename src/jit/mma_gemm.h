@@ -53,6 +53,9 @@ struct MmaGemmConfig {
   /// the packed weight out as a dense fp16/bf16 matrix for the cuBLAS large-M path.
   KernelSpec dequant_spec() const;
 
+  /// wgmmas a warpgroup keeps in flight (2; the warp-specialized kernel takes the experiment
+  /// switch QGEMM_WGMMA_IN_FLIGHT).
+  int wgmma_in_flight() const;
   /// Compute warps plus the copy warpgroup when warp-specialized.
   int threads() const { return 32 * warps_n * warps_m + (warp_specialized ? 128 : 0); }
   int block_n() const { return 16 * tiles_n * warps_n; }
