@@ -207,7 +207,13 @@ TEST(MmaGemmConfig, ValidateNamesTheConfigAndTheProblem) {
          c.arch = "sm_90a";
          c.tiles_n = 2;
        },
-       "wgmma needs warps_n=4 and tiles_n=1 (a warpgroup's 64 rows), not warps_n=4 tiles_n=2"},
+       "wgmma needs warps_n a multiple of 4 and tiles_n=1 (warpgroups of 64 rows), not warps_n=4 "
+       "tiles_n=2"},
+      {[](MmaGemmConfig& c) {
+         c.warp_specialized = true;
+         c.arch = "sm_90a";
+       },
+       "warp specialization comes with wgmma"},
       {[](MmaGemmConfig& c) {
          c.wgmma = true;
          c.arch = "sm_90a";
