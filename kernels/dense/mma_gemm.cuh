@@ -540,18 +540,18 @@ struct MmaGemm {
     finish(p, w, acc, warp_n, warp_m, lane);
   }
 
-  /// The warp-specialized main loop. The copy warpgroup fills ring slot s for its i-th time once
-  /// every compute warp has released the slot's previous contents (`empty[s]`, phase i - 1);
-  /// each copying thread's cp.async arrive on `full[s]` when they land. A compute warp waits for
-  /// `full[s]`, runs the stage (its wgmmas complete before compute_stage_wgmma returns) and
-  /// releases the slot. No CTA-wide barrier in the K loop: while one warpgroup waits on its
-  /// group-scale flush, the other's wgmmas keep the tensor cores busy.
   // Register split of the warp-specialized kernel at 384 threads: the copy warpgroup keeps its
   // precomputed copy sources (Loader) in registers; below 104 they spill (128 tokens, int4),
   // and the long weight units of 7-bit codes need more (`qgemm jit check`).
   static constexpr int kCopyRegs = kWords > 16 ? 128 : 104;
   static constexpr int kComputeRegs = (384 * 168 - 128 * kCopyRegs) / 256 / 8 * 8;
 
+  /// The warp-specialized main loop. The copy warpgroup fills ring slot s for its i-th time once
+  /// every compute warp has released the slot's previous contents (`empty[s]`, phase i - 1);
+  /// each copying thread's cp.async arrive on `full[s]` when they land. A compute warp waits for
+  /// `full[s]`, runs the stage (its wgmmas complete before compute_stage_wgmma returns) and
+  /// releases the slot. No CTA-wide barrier in the K loop: while one warpgroup waits on its
+  /// group-scale flush, the other's wgmmas keep the tensor cores busy.
   static QGEMM_DEVICE void run_ws(const MmaGemmParams& p, u8* smem) {
     u64* full = reinterpret_cast<u64*>(smem + Cfg::kStages * kStageBytes);
     u64* empty = full + Cfg::kStages;
