@@ -6,7 +6,8 @@
 #   verify      a few qgemm verify runs on the jit backend
 #   bench:NAME  qgemm bench bench/recipes/NAME.yaml, JSON and SVG into $OUT
 #   tune        qgemm tune for each '|'-separated argument list in TUNE_ARGS, into one table
-#               $OUT/tuning.json (e.g. TUNE_ARGS="--n 8192 --k 8192 --weight int4/g128/bf16")
+#               $OUT/tuning.json (e.g. TUNE_ARGS="--n 8192 --k 8192 --weight int4/g128/bf16");
+#               TUNE_TILES (';'-separated tile texts, which hold spaces) replaces the candidates
 # Every step's log goes to $OUT/<step>.log; a short summary is printed last.
 set -u
 OUT=${OUT:-/tmp/qgemm-out}
@@ -31,9 +32,11 @@ for step in "$@"; do
     tune)
       rc=0
       IFS='|' read -ra layers <<< "${TUNE_ARGS:---n 8192 --k 8192 --weight int4/g128/bf16}"
+      tiles=()
+      if [ -n "${TUNE_TILES:-}" ]; then tiles=(--tiles "$TUNE_TILES"); fi
       for args in "${layers[@]}"; do
         # shellcheck disable=SC2086
-        timeout "${TUNE_TIMEOUT:-400}" "$BIN/qgemm" tune $args --out "$OUT/tuning.json" >> "$OUT/tune.log" 2>&1 || rc=$?
+        timeout "${TUNE_TIMEOUT:-400}" "$BIN/qgemm" tune $args "${tiles[@]}" --out "$OUT/tuning.json" >> "$OUT/tune.log" 2>&1 || rc=$?
       done
       grep -vE "^(mma_gemm|expand)" "$OUT/tune.log" | tail -n 60 ;;
     bench:*)
