@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <functional>
 #include <set>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -293,6 +294,43 @@ TEST(MmaGemmConfig, WgmmaConfigsCompileWithoutSpills) {
   EXPECT_EQ(8, testing::count_of(*ptx, "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"))
       << "two units of four k-steps per pipeline stage";
   EXPECT_NE(std::string::npos, ptx->find("fence.proxy.async.shared::cta"));
+}
+
+// The warp-specialized kernel moves registers between its warpgroups with setmaxnreg; the CTA's
+// pool is the launch count x 384 threads, so the kernel must be compiled at exactly 168
+// registers (a smaller count would leave the compute warpgroups' setmaxnreg.inc waiting for
+// registers that never come), and the instructions must be there (ptxas drops them when it
+// cannot tell the count at entry).
+TEST(MmaGemmConfig, WarpSpecializedKernelsSplitTheirRegisters) {
+  QGEMM_REQUIRE_NVRTC();
+  std::vector<KernelSpec> specs;
+  // 7-bit codes hold 28 words per lane and unit: the planner gives them 32 tokens.
+  const std::pair<const char*, int> tiles[] = {{"int4/g128/bf16", 8}, {"int4/g128/bf16", 16},
+                                               {"int7/g128/bf16", 4}, {"e2m1/g32/ue8m0", 8}};
+  for (const auto& [weight, frags_m] : tiles) {
+    MmaGemmConfig c = wgmma_config(weight, DType::bf16(), DType::bf16(), frags_m, 1);
+    c.warps_n = 8;
+    c.warp_specialized = true;
+    c.stages = 3;
+    ASSERT_TRUE(c.validate().ok()) << c.validate().message();
+    ASSERT_EQ(384, c.threads());
+    specs.push_back(c.spec());
+  }
+  KernelCache scratch("", /*use_disk=*/false);
+  const auto compiled = scratch.get_all(specs);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    SCOPED_TRACE(specs[i].config);
+    ASSERT_TRUE(compiled[i].ok()) << compiled[i].status().message();
+    const ResourceUsage& r = (*compiled[i])->resources;
+    EXPECT_EQ(168, r.registers);
+    EXPECT_EQ(0, r.spill_stores);
+    EXPECT_EQ(std::string::npos, (*compiled[i])->log.find("setmaxnreg"))
+        << "ptxas: " << (*compiled[i])->log;
+  }
+  const auto ptx = compile_ptx(specs[0]);
+  ASSERT_TRUE(ptx.ok()) << ptx.status().message();
+  EXPECT_EQ(1, testing::count_of(*ptx, "setmaxnreg.dec.sync.aligned.u32"));
+  EXPECT_EQ(1, testing::count_of(*ptx, "setmaxnreg.inc.sync.aligned.u32"));
 }
 
 }  // namespace
