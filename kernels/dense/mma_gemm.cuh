@@ -409,9 +409,10 @@ struct MmaGemm {
         constexpr int kOffset = (k_local / 64) * kSlabBytes + (k_local % 64) * 2;
         wgmma_rs<kAct>(d, a, b_desc + (kOffset >> 4));
         wgmma_commit();
-        // NOTE: kWgmmaInFlight - 1 older wgmmas stay in flight while the next fragment decodes;
-        // each holds its A fragment's registers until it completes.
-        wgmma_wait<Cfg::kWgmmaInFlight - 1>();
+        // NOTE: one wgmma in flight while the next fragment decodes: steps on one accumulator
+        // run in order anyway, and older A fragments free their registers (H200: three in
+        // flight instead of one gained nothing, bench/NOTES.md "ws registers and depth").
+        wgmma_wait<1>();
         // Groups smaller than a stage end at known steps: their sums are read once complete.
         if constexpr (kGroups && Cfg::kGroupK < kStageK && (k_local + 16) % Cfg::kGroupK == 0) {
           wgmma_wait<0>();

@@ -1,7 +1,6 @@
 #include "jit/mma_gemm.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "dense/mma_dequant_params.cuh"
 #include "dense/mma_layout.cuh"
@@ -105,17 +104,6 @@ Status MmaGemmConfig::validate() const {
   return Status();
 }
 
-int MmaGemmConfig::wgmma_in_flight() const {
-  // NOTE: an experiment switch (read once): QGEMM_WGMMA_IN_FLIGHT=1..4 wgmmas a warpgroup keeps
-  // in flight in the warp-specialized kernel; it changes the kernel source, hence the cache key.
-  static const int env = [] {
-    const char* v = std::getenv("QGEMM_WGMMA_IN_FLIGHT");
-    const int n = v ? std::atoi(v) : 0;
-    return n >= 1 && n <= 4 ? n : 0;
-  }();
-  return warp_specialized && env > 0 ? env : 2;
-}
-
 std::string MmaGemmConfig::tiling() const {
   return str("w", warps_n, "x", warps_m, " t", tiles_n, " f", frags_m, " u", units_per_stage, " s",
              stages, warp_specialized ? " ws" : wgmma ? " wg" : "");
@@ -198,9 +186,6 @@ KernelSpec MmaGemmConfig::spec() const {
           ";\n"
           "  static constexpr bool kWarpSpecialized = ",
           warp_specialized ? "true" : "false",
-          ";\n"
-          "  static constexpr int kWgmmaInFlight = ",
-          wgmma_in_flight(),
           ";\n"
           "};\n"
           "template __global__ void qgemm::mma_gemm_kernel<Cfg>(const qgemm::MmaGemmParams);\n");

@@ -33,7 +33,8 @@ struct MmaGemmConfig {
   int stages = 4;           ///< cp.async ring depth
   int split_waves = 2;      ///< split-K aims at this many CTAs per SM (a launch setting)
   /// Hopper variant: one wgmma.m64n(8 frags_m)k16 per warpgroup and k-step instead of mma.sync
-  /// (sm_90a; warps_n 4, tiles_n 1, frags_m <= 32, whole 64-K activation slabs per stage).
+  /// (sm_90a; warps_n a multiple of 4, tiles_n 1, frags_m <= 32, whole 64-K activation slabs per
+  /// stage).
   bool wgmma = false;
   /// With wgmma: one more warpgroup only copies stages, handing them over on mbarriers.
   bool warp_specialized = false;
@@ -53,9 +54,6 @@ struct MmaGemmConfig {
   /// the packed weight out as a dense fp16/bf16 matrix for the cuBLAS large-M path.
   KernelSpec dequant_spec() const;
 
-  /// wgmmas a warpgroup keeps in flight (2; the warp-specialized kernel takes the experiment
-  /// switch QGEMM_WGMMA_IN_FLIGHT).
-  int wgmma_in_flight() const;
   /// Compute warps plus the copy warpgroup when warp-specialized.
   int threads() const { return 32 * warps_n * warps_m + (warp_specialized ? 128 : 0); }
   int block_n() const { return 16 * tiles_n * warps_n; }

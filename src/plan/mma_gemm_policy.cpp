@@ -136,8 +136,10 @@ int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const De
   // NOTE: never split into a partial extra wave of the CTAs that fit at once: the last wave's
   // fill decides decode time (H200, int4/g128 M = 1, bench/NOTES.md "whole waves": 8192^2 at
   // 0.97 instead of 1.21 waves 15.0 -> 14.2 us, N = 28672 42.7 -> 39.0 us).
-  if (!partial_waves)
-    splits = std::min<int64_t>(splits, std::max<int64_t>(mma_resident_estimate(c, device) * sms / ctas, 1));
+  if (!partial_waves) {
+    const int64_t one_wave = mma_resident_estimate(c, device) * sms;
+    splits = std::min<int64_t>(splits, std::max<int64_t>(one_wave / ctas, 1));
+  }
   return static_cast<int>(std::clamp<int64_t>(splits, 1, 16));
 }
 

@@ -252,6 +252,19 @@ MmaGemmConfig wgmma_config(const char* weight, DType act, DType out, int frags_m
   return c;
 }
 
+// Compiles `specs` at once in a cache without disk and calls check(spec, kernel) for each,
+// under a trace naming the config.
+template <class Check>
+void compile_and_check(const std::vector<KernelSpec>& specs, Check check) {
+  KernelCache scratch("", /*use_disk=*/false);
+  const auto compiled = scratch.get_all(specs);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    SCOPED_TRACE(specs[i].config);
+    ASSERT_TRUE(compiled[i].ok()) << compiled[i].status().message();
+    check(specs[i], **compiled[i]);
+  }
+}
+
 // Every wgmma config of the table compiles for sm_90a without spills, and its PTX issues the
 // m64n(8 frags_m)k16 shape; ptxas's wgmma serialization warnings are printed (they cost speed,
 // not correctness).
@@ -274,21 +287,17 @@ TEST(MmaGemmConfig, WgmmaConfigsCompileWithoutSpills) {
     ASSERT_TRUE(c.validate().ok()) << c.validate().message();
     specs.push_back(c.spec());
   }
-  KernelCache scratch("", /*use_disk=*/false);
-  const auto compiled = scratch.get_all(specs);
-  for (size_t i = 0; i < specs.size(); ++i) {
-    SCOPED_TRACE(specs[i].config);
-    ASSERT_TRUE(compiled[i].ok()) << compiled[i].status().message();
-    const ResourceUsage& r = (*compiled[i])->resources;
+  compile_and_check(specs, [](const KernelSpec& spec, const auto& kernel) {
+    const ResourceUsage& r = kernel.resources;
     EXPECT_EQ(0, r.spill_stores);
     EXPECT_EQ(0, r.spill_loads);
     EXPECT_EQ(0, r.stack_frame);
-    const std::string& log = (*compiled[i])->log;
-    std::printf("%-58s %3d registers, %6d bytes smem%s\n", specs[i].config.c_str(), r.registers,
-                specs[i].dynamic_smem,
+    const std::string& log = kernel.log;
+    std::printf("%-58s %3d registers, %6d bytes smem%s\n", spec.config.c_str(), r.registers,
+                spec.dynamic_smem,
                 log.find("wgmma") != std::string::npos ? " (ptxas wgmma warning)" : "");
     if (log.find("wgmma") != std::string::npos) std::printf("%s\n", log.c_str());
-  }
+  });
   const auto ptx = compile_ptx(configs[1].spec());
   ASSERT_TRUE(ptx.ok()) << ptx.status().message();
   EXPECT_EQ(8, testing::count_of(*ptx, "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"))
@@ -316,17 +325,11 @@ TEST(MmaGemmConfig, WarpSpecializedKernelsSplitTheirRegisters) {
     ASSERT_EQ(384, c.threads());
     specs.push_back(c.spec());
   }
-  KernelCache scratch("", /*use_disk=*/false);
-  const auto compiled = scratch.get_all(specs);
-  for (size_t i = 0; i < specs.size(); ++i) {
-    SCOPED_TRACE(specs[i].config);
-    ASSERT_TRUE(compiled[i].ok()) << compiled[i].status().message();
-    const ResourceUsage& r = (*compiled[i])->resources;
-    EXPECT_EQ(168, r.registers);
-    EXPECT_EQ(0, r.spill_stores);
-    EXPECT_EQ(std::string::npos, (*compiled[i])->log.find("setmaxnreg"))
-        << "ptxas: " << (*compiled[i])->log;
-  }
+  compile_and_check(specs, [](const KernelSpec&, const auto& kernel) {
+    EXPECT_EQ(168, kernel.resources.registers);
+    EXPECT_EQ(0, kernel.resources.spill_stores);
+    EXPECT_EQ(std::string::npos, kernel.log.find("setmaxnreg")) << "ptxas: " << kernel.log;
+  });
   const auto ptx = compile_ptx(specs[0]);
   ASSERT_TRUE(ptx.ok()) << ptx.status().message();
   EXPECT_EQ(1, testing::count_of(*ptx, "setmaxnreg.dec.sync.aligned.u32"));
