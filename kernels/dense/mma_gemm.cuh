@@ -442,6 +442,14 @@ struct MmaGemm {
     }
   }
 
+  /// Weight row and token of element i of this thread's accumulator fragment (tn, fm).
+  static QGEMM_DEVICE int element_row(int n_tile0, int warp_n, int tn, int lane, int i) {
+    return (n_tile0 + warp_n * kTN + tn) * 16 + lane / 4 + 8 * (i >> 1);
+  }
+  static QGEMM_DEVICE int element_token(int m0, int warp_m, int fm, int lane, int i) {
+    return m0 + (warp_m * kFM + fm) * 8 + 2 * (lane % 4) + (i & 1);
+  }
+
   /// Calls fn(tn, fm, i, row, token) for every accumulator element of this thread.
   template <typename Fn>
   static QGEMM_DEVICE void for_each_element(int n_tile0, int m0, int warp_n, int warp_m, int lane,
@@ -452,9 +460,8 @@ struct MmaGemm {
       for (int fm = 0; fm < kFM; ++fm)
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
-          const int row = (n_tile0 + warp_n * kTN + tn) * 16 + lane / 4 + 8 * (i >> 1);
-          const int token = m0 + (warp_m * kFM + fm) * 8 + 2 * (lane % 4) + (i & 1);
-          fn(tn, fm, i, row, token);
+          fn(tn, fm, i, element_row(n_tile0, warp_n, tn, lane, i),
+             element_token(m0, warp_m, fm, lane, i));
         }
   }
 
@@ -611,6 +618,54 @@ struct MmaGemm {
       __syncthreads();
   }
 
+  /// The last split of a tile to finish: acc = the sum of every split's partial tile (its own
+  /// included, as written), in split order, so the result does not depend on which split is last.
+  // NOTE: up to 32 loads (kSplitBatch splits x kFragsPerLoad fragments) go out before any is
+  // added: one L2 round trip each. Summing element by element over the splits waited one round
+  // trip per load (H200: about 20 us of a 44 us M = 64 layer with 2 splits, bench/NOTES.md
+  // "split-K sum").
+  static constexpr int kFragsPerLoad = kTN * kFM * 4 <= 32 ? kFM : (8 / kTN > 0 ? 8 / kTN : 1);
+  static constexpr int kSplitBatch =
+      kTN * kFragsPerLoad * 4 >= 32 ? 1 : 32 / (kTN * kFragsPerLoad * 4);
+
+  static QGEMM_DEVICE void sum_partials(const MmaGemmParams& p, const Work& w,
+                                        FragC (&acc)[kTN][kFM], int warp_n, int warp_m, int lane) {
+    const i64 n_pad = static_cast<i64>(p.n_tiles) * 16;
+    const int splits = static_cast<int>(gridDim.z);
+    zero(acc);
+    static_for<0, kFM, kFragsPerLoad>([&](auto f0_) {
+      constexpr int f0 = decltype(f0_)::value;
+      constexpr int kFrags = kFM - f0 < kFragsPerLoad ? kFM - f0 : kFragsPerLoad;
+      for (int z0 = 0; z0 < splits; z0 += kSplitBatch) {
+        float part[kSplitBatch][kTN][kFrags][4];
+#pragma unroll
+        for (int b = 0; b < kSplitBatch; ++b) {
+          const int z = z0 + b;
+          const float* split = p.partials + z * static_cast<i64>(p.m) * n_pad;
+#pragma unroll
+          for (int tn = 0; tn < kTN; ++tn)
+#pragma unroll
+            for (int f = 0; f < kFrags; ++f)
+#pragma unroll
+              for (int i = 0; i < 4; ++i) {
+                const int row = element_row(w.n_tile0, warp_n, tn, lane, i);
+                const int token = element_token(w.m0, warp_m, f0 + f, lane, i);
+                const bool load = z < splits && token < p.m && row < n_pad;
+                part[b][tn][f][i] = load ? __ldcg(split + token * n_pad + row) : 0.0f;
+              }
+        }
+#pragma unroll
+        for (int b = 0; b < kSplitBatch; ++b)
+#pragma unroll
+          for (int tn = 0; tn < kTN; ++tn)
+#pragma unroll
+            for (int f = 0; f < kFrags; ++f)
+#pragma unroll
+              for (int i = 0; i < 4; ++i) acc[tn][f0 + f].r[i] += part[b][tn][f][i];
+      }
+    });
+  }
+
   /// Split-K fix-up (gridDim.z > 1) and the C store; every compute thread calls it.
   static QGEMM_DEVICE void finish(const MmaGemmParams& p, const Work& w, FragC (&acc)[kTN][kFM],
                                   int warp_n, int warp_m, int lane) {
@@ -632,15 +687,7 @@ struct MmaGemm {
       sync_compute_threads();
       if (!is_last) return;
       __threadfence();
-      for_each_element(
-          w.n_tile0, w.m0, warp_n, warp_m, lane, [&](int tn, int fm, int i, int row, int token) {
-            if (token < p.m && row < n_pad) {
-              float sum = 0.0f;
-              for (int z = 0; z < static_cast<int>(gridDim.z); ++z)
-                sum += __ldcg(p.partials + z * static_cast<i64>(p.m) * n_pad + token * n_pad + row);
-              acc[tn][fm].r[i] = sum;
-            }
-          });
+      sum_partials(p, w, acc, warp_n, warp_m, lane);
       if (threadIdx.x == 0) *counter = 0;  // ready for the next launch (or graph replay)
     }
     for_each_element(w.n_tile0, w.m0, warp_n, warp_m, lane,
