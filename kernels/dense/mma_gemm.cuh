@@ -38,6 +38,7 @@
 #include "dense/mma_gemm_params.cuh"
 #include "dense/mma_layout.cuh"
 #include "dequant/weight_codec.cuh"
+#include "ptx/cluster.cuh"
 #include "ptx/cp_async.cuh"
 #include "ptx/half2.cuh"
 #include "ptx/mbarrier.cuh"
@@ -545,7 +546,7 @@ struct MmaGemm {
                       warp_m, lane);
     }
     cp_async_wait<0>();
-    finish(p, w, acc, warp_n, warp_m, lane);
+    finish(p, w, smem, acc, warp_n, warp_m, lane);
   }
 
   // Register split of the warp-specialized kernel at 384 threads: the copy warpgroup keeps its
@@ -589,7 +590,10 @@ struct MmaGemm {
       }
       cp_async_commit();
       cp_async_wait<0>();
-      return;  // finish() synchronizes the compute threads only
+      // The global split-K fix-up synchronizes the compute threads only; the cluster one needs
+      // every thread of every CTA, and uses these as well.
+      if (sums_in_cluster()) cluster_sum_and_store(p, w, smem, nullptr, 0, 0, 0);
+      return;
     }
     if constexpr (kThreads == 384) setmaxnreg_inc<kComputeRegs>();
     FragC acc[kTN][kFM], part[kTN][kFM];
@@ -606,7 +610,7 @@ struct MmaGemm {
       __syncwarp();
       if (lane == 0) mbarrier_arrive(&empty[slot]);
     }
-    finish(p, w, acc, warp_n, warp_m, lane);
+    finish(p, w, smem, acc, warp_n, warp_m, lane);
   }
 
   /// A barrier over the compute threads (warps 0 .. kWarps - 1); the copy warpgroup of the
@@ -666,9 +670,68 @@ struct MmaGemm {
     });
   }
 
+  // ---- split-K in a cluster (sm_90) --------------------------------------------------------
+  //
+  // When the K splits of a tile are one thread-block cluster (the host launches gridDim.z CTAs
+  // per cluster, at most 8), each CTA leaves its fp32 partial tile in its own shared memory and
+  // every CTA sums one slice of the tile over the cluster's CTAs, in split order, straight into
+  // C: no global partials, no counter, no last-CTA tail. The sum is the one the global fix-up
+  // forms (0 + split 0 + split 1 + ...), so the result is the same either way.
+  static constexpr int kRedRows = kTilesCta * 16;
+  static constexpr int kRedBytes = kRedRows * kBlockM * 4;
+  static constexpr int kMaxClusterSplits = 8;
+  // The partial tile reuses the (drained) ring.
+  static constexpr bool kClusterSum = kRedBytes <= Cfg::kStages * kStageBytes;
+
+  static QGEMM_DEVICE bool sums_in_cluster() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    return kClusterSum && cluster_ctas() > 1;
+#else
+    return false;
+#endif
+  }
+
+  /// Every thread of the CTA calls this; compute threads pass their accumulators (acc), the
+  /// copy warpgroup of the warp-specialized kernel nullptr.
+  static QGEMM_DEVICE void cluster_sum_and_store(const MmaGemmParams& p, const Work& w, u8* smem,
+                                                 FragC (*acc)[kTN][kFM], int warp_n, int warp_m,
+                                                 int lane) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    float* red = reinterpret_cast<float*>(smem);  // [token][row] of the CTA tile
+    __syncthreads();  // nobody reads the ring any more
+    if (acc != nullptr)
+      for_each_element(0, 0, warp_n, warp_m, lane, [&](int tn, int fm, int i, int row, int token) {
+        red[token * kRedRows + row] = (*acc)[tn][fm].r[i];
+      });
+    cluster_sync();
+    const int ranks = static_cast<int>(cluster_ctas()), rank = static_cast<int>(cluster_rank());
+    const int total = min(kBlockM, p.m - w.m0) * kRedRows;
+    const int per = (total + ranks - 1) / ranks;
+    const int end = min(total, (rank + 1) * per);
+#pragma unroll 2
+    for (int e = rank * per + static_cast<int>(threadIdx.x); e < end; e += kThreads) {
+      float part[kMaxClusterSplits];
+#pragma unroll
+      for (int z = 0; z < kMaxClusterSplits; ++z)
+        part[z] = z < ranks ? load_cluster_f32(red + e, static_cast<u32>(z)) : 0.0f;
+      float sum = 0.0f;
+#pragma unroll
+      for (int z = 0; z < kMaxClusterSplits; ++z)
+        if (z < ranks) sum += part[z];
+      const int row = w.n_tile0 * 16 + e % kRedRows;
+      if (row < p.n) store(p, row, w.m0 + e / kRedRows, sum);
+    }
+    cluster_sync();  // no CTA leaves while another still reads its shared memory
+#endif
+  }
+
   /// Split-K fix-up (gridDim.z > 1) and the C store; every compute thread calls it.
-  static QGEMM_DEVICE void finish(const MmaGemmParams& p, const Work& w, FragC (&acc)[kTN][kFM],
-                                  int warp_n, int warp_m, int lane) {
+  static QGEMM_DEVICE void finish(const MmaGemmParams& p, const Work& w, u8* smem,
+                                  FragC (&acc)[kTN][kFM], int warp_n, int warp_m, int lane) {
+    if (sums_in_cluster()) {
+      cluster_sum_and_store(p, w, smem, &acc, warp_n, warp_m, lane);
+      return;
+    }
     if (gridDim.z > 1) {
       // NOTE: split-K fix-up. Every CTA publishes its partial tile; the last one to arrive sums
       // all partials in split order, so the result does not depend on arrival order.

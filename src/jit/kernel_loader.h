@@ -36,4 +36,33 @@ Status launch(const LoadedKernel& kernel, unsigned grid_x, unsigned grid_y, unsi
   return Status();
 }
 
+/// Launches with the CTAs of each `cluster_z` consecutive grid z indices as one thread-block
+/// cluster (sm_90; 1: a plain launch). gridDim.z must be a multiple of cluster_z.
+template <typename Params>
+Status launch_z_clusters(const LoadedKernel& kernel, unsigned grid_x, unsigned grid_y,
+                         unsigned grid_z, unsigned cluster_z, const Params& params,
+                         CUstream stream) {
+  if (cluster_z <= 1) return launch(kernel, grid_x, grid_y, grid_z, params, stream);
+  auto driver = cuda_driver();
+  if (!driver) return driver.status();
+  CUlaunchAttribute cluster{};
+  cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  cluster.value.clusterDim.x = 1;
+  cluster.value.clusterDim.y = 1;
+  cluster.value.clusterDim.z = cluster_z;
+  CUlaunchConfig config{};
+  config.gridDimX = grid_x;
+  config.gridDimY = grid_y;
+  config.gridDimZ = grid_z;
+  config.blockDimX = static_cast<unsigned>(kernel.threads);
+  config.blockDimY = config.blockDimZ = 1;
+  config.sharedMemBytes = static_cast<unsigned>(kernel.dynamic_smem);
+  config.hStream = stream;
+  config.attrs = &cluster;
+  config.numAttrs = 1;
+  void* args[] = {const_cast<Params*>(&params)};
+  QGEMM_CU(*driver, cuLaunchKernelEx, &config, kernel.function, args, nullptr);
+  return Status();
+}
+
 }  // namespace qgemm

@@ -11,8 +11,8 @@
 namespace qgemm {
 namespace {
 
-// NOTE: three token buckets, so that with the cuBLAS hand-off's expansion kernel a layer
-// compiles at most four kernels: decode and small batches (8 tokens per CTA, long 256-K stages
+// NOTE: three token buckets (four on Hopper, below), so that with the cuBLAS hand-off's expansion
+// kernel a layer compiles at most four kernels (five): decode and small batches (8 tokens per CTA, long 256-K stages
 // so the fixed cost of a stage is spread over many weights, four stages so four CTAs fit per SM,
 // split-K filling at most one wave of them),
 // medium batches (a 64-row x 64-token tile of two warp rows, one CTA per SM) and a 128-row x
@@ -33,22 +33,33 @@ const Bucket kBuckets[] = {
 // 64-row warpgroups share 64 or 128 tokens, a third copies. `qgemm tune` on the H200,
 // int4/g128 x bf16, N = K = 8192 (bench/NOTES.md, "warp-specialized wgmma"): M = 64 43.6 us
 // (mma.sync bucket 48.5), M = 256 69.6 us (expansion + cuBLAS 94.8); expansion + cuBLAS wins
-// from M = 1024 (218 vs 276 us), hence the hand-off at 513 (mma_handoff_m).
+// from M = 1024 (218 vs 276 us), hence the hand-off at 513 (mma_handoff_m). Decode is split at 8
+// tokens: 9..32 take a 16-token tile (M = 16: 16.5 us against 21.4 us for two rows of 8-token
+// CTAs, which read the weight twice; at M = 1 it loses, 16.3 against 13.8 us; bench/NOTES.md
+// "split-K sum"). With the hand-off's expansion kernel that is five kernels per layer.
 const Bucket kHopperBuckets[] = {
-    {32, {4, 1, 1, 1, 4, 256, 4}},
+    {8, {4, 1, 1, 1, 4, 256, 4}},
+    {32, {4, 1, 1, 2, 4, 256, 4}},
     {128, {8, 1, 1, 8, 6, 128, 1, true, true}},
     {INT64_MAX, {8, 1, 1, 16, 5, 128, 1, true, true}},
 };
-static_assert(std::size(kBuckets) == std::size(kHopperBuckets), "one bucket list shape");
+
+struct BucketList {
+  const Bucket* buckets;
+  size_t size;
+};
+
+BucketList buckets(const DeviceInfo& device) {
+  if (device.arch() == "sm_90a") return {kHopperBuckets, std::size(kHopperBuckets)};
+  return {kBuckets, std::size(kBuckets)};
+}
 
 // NOTE: tuning switches for experiments (read once per process):
 //   QGEMM_MMA_BUCKET<i>="w4x1 t1 f4 s6 k128 waves4"  replaces bucket i's tile
 //   QGEMM_SPLIT_WAVES=<w>        split-K aims at w CTAs per SM in every bucket
 //   QGEMM_SPLIT_MIN_STAGES=<s>   each split keeps at least s pipeline stages (default 4)
 //   QGEMM_SPLIT_PARTIAL_WAVES=1  splits may round up into a partial extra wave (the old rule)
-const Bucket& bucket(size_t i, const DeviceInfo& device) {
-  return device.arch() == "sm_90a" ? kHopperBuckets[i] : kBuckets[i];
-}
+const Bucket& bucket(size_t i, const DeviceInfo& device) { return buckets(device).buckets[i]; }
 
 MmaTile bucket_tile(size_t i, const DeviceInfo& device) {
   if (const char* env = std::getenv(str("QGEMM_MMA_BUCKET", i).c_str()))
@@ -143,6 +154,20 @@ int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const De
   return static_cast<int>(std::clamp<int64_t>(splits, 1, 16));
 }
 
+int mma_split_cluster(const MmaGemmConfig& config, int splits) {
+  // NOTE: only the warp-specialized tiles (one CTA per SM) gain. `qgemm tune` on the H200,
+  // int4/g128 8192^2 (bench/NOTES.md "split-K in a cluster"): 128 x 64 ws tile at M = 64
+  // 29.8 -> 28.1 us, 128 x 128 at M = 128 42.0 -> 39.7 us; the decode tiles (3-4 CTAs per SM)
+  // lose: M = 1 14.0 -> 16.4 us, int8/channel 23.7 -> 28.0 us.
+  static const bool enabled = std::getenv("QGEMM_SPLIT_CLUSTER") == nullptr ||
+                              std::string(std::getenv("QGEMM_SPLIT_CLUSTER")) != "0";
+  constexpr int kMaxClusterSplits = 8;  // the portable cluster size; the kernel's limit too
+  return enabled && config.arch == "sm_90a" && config.warp_specialized && splits >= 2 &&
+                 splits <= kMaxClusterSplits
+             ? splits
+             : 1;
+}
+
 Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& weight, DType act,
                                        DType out, const DeviceInfo& device) {
   if (device.sm() < 80)
@@ -205,12 +230,12 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
   (void)n;
   (void)k;
   std::vector<MmaPlanEntry> plan;
-  for (size_t i = 0; i < std::size(kBuckets); ++i) {
+  for (size_t i = 0; i < buckets(device).size; ++i) {
     MmaTile tile = bucket_tile(i, device);
     // NOTE: decode of wide codes (more than 4 words per lane and unit: 3, 5, 6, 7, 8 bits) runs
     // three stages, so more CTAs fit per SM. `qgemm tune` on the H200, M = 1: int3/g128 N = 28672
     // 47.2 -> 42.9 us, int8/channel 8192^2 23.9 -> 23.4 us; int4 loses (13.9 -> 16.8 us).
-    if (tile.stages > 3 && tile.frags_m == 1 && !tile.wgmma &&
+    if (tile.stages > 3 && tile.frags_m <= 2 && !tile.wgmma &&
         mma_layout::unit_words(weight.type.bits) > 4)
       tile.stages = 3;
     auto c = mma_config_for(tile, weight, act, out, device);

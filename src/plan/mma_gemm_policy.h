@@ -60,4 +60,10 @@ int mma_resident_estimate(const MmaGemmConfig& config, const DeviceInfo& device)
 int mma_splits(const MmaGemmConfig& config, int64_t m, int64_t n, int64_t k,
                const DeviceInfo& device);
 
+/// CTAs per thread-block cluster along the K splits: `splits` when the kernel sums them in a
+/// cluster's shared memory (sm_90a warp-specialized tiles, 2..8 splits), else 1 (the global
+/// fix-up).
+/// QGEMM_SPLIT_CLUSTER=0 turns the cluster sum off.
+int mma_split_cluster(const MmaGemmConfig& config, int splits);
+
 }  // namespace qgemm

@@ -100,7 +100,7 @@ Expected<DeviceWeight> upload_weight(const QuantizedWeight& w, DType act) {
 // sampled rows with the reference.
 Expected<testing::CheckedRun> run_wgmma(const MmaGemmConfig& c, const QuantizedWeight& w,
                                         const DeviceWeight& dw, const QuantizedActivations& a,
-                                        int splits, uint64_t seed) {
+                                        int splits, bool cluster, uint64_t seed) {
   auto kernel = get_kernel(c.spec());
   if (!kernel) return kernel.status();
   const MmaPackedWeight& pw = dw.packed;
@@ -142,7 +142,8 @@ Expected<testing::CheckedRun> run_wgmma(const MmaGemmConfig& c, const QuantizedW
   p.groups = pw.groups;
   p.k_stages = k_stages;
   QGEMM_RETURN_IF_ERROR(
-      launch(*kernel, grid_x, grid_y, static_cast<unsigned>(splits), p, CUstream(nullptr)));
+      launch_z_clusters(*kernel, grid_x, grid_y, static_cast<unsigned>(splits),
+                        cluster ? static_cast<unsigned>(splits) : 1u, p, CUstream(nullptr)));
   QGEMM_CU(*driver, cuCtxSynchronize);
   QGEMM_RETURN_IF_ERROR(d_c->download(out.data(), out_bytes));
 
@@ -189,7 +190,8 @@ class WgmmaGemmGpuTest : public ::testing::TestWithParam<Case> {
   }
 };
 
-// Every tile at every batch size; split-K (3 splits) for the small batches.
+// Every tile at every batch size; split-K (3 splits, global and in a cluster) for the small
+// batches.
 TEST_P(WgmmaGemmGpuTest, MatchesReferenceAtEveryBatchSize) {
   QGEMM_REQUIRE_SM90();
   ASSERT_TRUE(use_device(0).ok());
@@ -211,12 +213,17 @@ TEST_P(WgmmaGemmGpuTest, MatchesReferenceAtEveryBatchSize) {
     for (const Tile& t : kTiles) {
       const MmaGemmConfig cfg = wgmma_config(wf, act, t);
       const int splits = m <= 64 ? 3 : 1;
-      SCOPED_TRACE(str(cfg.to_string(), " M=", m, " N=", n, " K=", k, " splits=", splits));
-      auto r = run_wgmma(cfg, *w, *dw, *a, splits, seed);
-      ASSERT_TRUE(r.ok()) << r.status().to_string();
-      EXPECT_EQ(r->unwritten, 0) << "outputs left unwritten";
-      EXPECT_EQ(r->cmp.nan_count, 0);
-      EXPECT_LE(r->cmp.rel_frobenius, tolerance_for(act));
+      // Split-K sums through global partials, and through shared memory in a cluster.
+      for (bool cluster : {false, true}) {
+        if (cluster && splits == 1) continue;
+        SCOPED_TRACE(str(cfg.to_string(), " M=", m, " N=", n, " K=", k, " splits=", splits,
+                         cluster ? " in a cluster" : ""));
+        auto r = run_wgmma(cfg, *w, *dw, *a, splits, cluster, seed);
+        ASSERT_TRUE(r.ok()) << r.status().to_string();
+        EXPECT_EQ(r->unwritten, 0) << "outputs left unwritten";
+        EXPECT_EQ(r->cmp.nan_count, 0);
+        EXPECT_LE(r->cmp.rel_frobenius, tolerance_for(act));
+      }
     }
   }
 }
@@ -249,7 +256,7 @@ TEST(WgmmaGemmGpu, OddShapesWithChannelScales) {
           auto a = quantize_activations(HostValues::of(random_normal(m * k, 7 + m, 1.0f)), m, k,
                                         *ActFormat::parse("bf16"));
           ASSERT_TRUE(a.ok()) << a.status().to_string();
-          auto r = run_wgmma(cfg, *w, *dw, *a, 2, 11 + m);
+          auto r = run_wgmma(cfg, *w, *dw, *a, 2, /*cluster=*/true, 11 + m);
           ASSERT_TRUE(r.ok()) << r.status().to_string();
           EXPECT_EQ(r->unwritten, 0);
           EXPECT_EQ(r->cmp.nan_count, 0);

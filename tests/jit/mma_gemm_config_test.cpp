@@ -334,6 +334,10 @@ TEST(MmaGemmConfig, WarpSpecializedKernelsSplitTheirRegisters) {
   ASSERT_TRUE(ptx.ok()) << ptx.status().message();
   EXPECT_EQ(1, testing::count_of(*ptx, "setmaxnreg.dec.sync.aligned.u32"));
   EXPECT_EQ(1, testing::count_of(*ptx, "setmaxnreg.inc.sync.aligned.u32"));
+  // The split-K sum in a cluster: both warpgroups pass the cluster barrier (twice each), and the
+  // sum reads the other CTAs' shared memory.
+  EXPECT_EQ(4, testing::count_of(*ptx, "barrier.cluster.arrive.release"));
+  EXPECT_NE(std::string::npos, ptx->find("ld.shared::cluster.f32"));
 }
 
 }  // namespace

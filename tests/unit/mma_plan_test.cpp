@@ -38,7 +38,8 @@ const MmaPlanEntry& entry_for(const std::vector<MmaPlanEntry>& plan, int64_t m) 
 void expect_sane_plan(const std::vector<MmaPlanEntry>& plan, int64_t n, int64_t k,
                       const WeightFormat& f, DType act, const DeviceInfo& d,
                       const std::string& where) {
-  ASSERT_EQ(3u, plan.size()) << where;
+  // Three token buckets; four on Hopper, whose decode bucket splits at 8 tokens.
+  ASSERT_EQ(d.sm() == 90 ? 4u : 3u, plan.size()) << where;
   std::set<uint64_t> configs;
   for (size_t i = 0; i < plan.size(); ++i) {
     const MmaGemmConfig& c = plan[i].config;
@@ -63,7 +64,7 @@ void expect_sane_plan(const std::vector<MmaPlanEntry>& plan, int64_t n, int64_t 
     format_only.arch = c.arch;
     EXPECT_EQ(format_only, c) << at;
     // wgmma tiles only for sm_90a; there the medium and large buckets are warp-specialized.
-    EXPECT_EQ(c.arch == "sm_90a" && i > 0, c.warp_specialized) << at;
+    EXPECT_EQ(c.arch == "sm_90a" && i + 2 >= plan.size(), c.warp_specialized) << at;
     if (c.group_k > 0) {
       EXPECT_TRUE(c.group_k % c.stage_k() == 0 || c.stage_k() % c.group_k == 0) << at;
     }
@@ -87,7 +88,7 @@ void expect_sane_plan(const std::vector<MmaPlanEntry>& plan, int64_t n, int64_t 
   }
 }
 
-TEST(MmaPlan, EveryPresetFormatAndShapeGivesFourValidBuckets) {
+TEST(MmaPlan, EveryPresetFormatAndShapeGivesValidBuckets) {
   int planned = 0;
   for (const char* preset : kPresets) {
     const DeviceInfo d = *device_preset(preset);
@@ -126,6 +127,24 @@ TEST(MmaPlan, DecodeSplitsFillTheH200) {
     EXPECT_LE(ctas * splits, mma_resident_estimate(c, d) * d.multiprocessors)
         << spec << " " << c.to_string() << " splits " << splits;
   }
+}
+
+// K splits of the warp-specialized Hopper tiles are summed in a thread-block cluster (2..8 of
+// them); decode tiles and other architectures keep the global fix-up.
+TEST(MmaPlan, SplitClustersOnlyForWarpSpecializedHopperTiles) {
+  const WeightFormat f = *WeightFormat::parse("int4/g128/bf16");
+  auto hopper = plan_mma_gemm(8192, 8192, f, DType::bf16(), DType::bf16(), *device_preset("h200"));
+  ASSERT_TRUE(hopper.ok());
+  const MmaGemmConfig& ws = entry_for(*hopper, 64).config;
+  ASSERT_TRUE(ws.warp_specialized);
+  EXPECT_EQ(1, mma_split_cluster(ws, 1));
+  EXPECT_EQ(2, mma_split_cluster(ws, 2));
+  EXPECT_EQ(8, mma_split_cluster(ws, 8));
+  EXPECT_EQ(1, mma_split_cluster(ws, 9)) << "past the portable cluster size";
+  EXPECT_EQ(1, mma_split_cluster(entry_for(*hopper, 1).config, 4)) << "decode tile";
+  auto ampere = plan_mma_gemm(8192, 8192, f, DType::bf16(), DType::bf16(), *device_preset("sm_80"));
+  ASSERT_TRUE(ampere.ok());
+  for (const MmaPlanEntry& e : *ampere) EXPECT_EQ(1, mma_split_cluster(e.config, 4));
 }
 
 // Splits shrink as tokens fill the GPU, and stay 1 on a short K.

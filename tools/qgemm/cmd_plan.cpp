@@ -134,9 +134,11 @@ int run_plan(const PlanOptions& o) {
       const int64_t ctas = grid_x * grid_y * splits;
       const int per_sm = mma_resident_estimate(c, p.device_info);
       const double waves = double(ctas) / (double(per_sm) * std::max(p.device_info.multiprocessors, 1));
-      std::printf(" (%lld CTAs on %d SMs, %d K splits, %d B shared, up to %d CTAs/SM: %.2f waves)",
-                  (long long)ctas, p.device_info.multiprocessors, splits, c.smem_bytes(), per_sm,
-                  waves);
+      std::printf(
+          " (%lld CTAs on %d SMs, %d K splits%s, %d B shared, up to %d CTAs/SM: %.2f waves)",
+          (long long)ctas, p.device_info.multiprocessors, splits,
+          mma_split_cluster(c, splits) > 1 ? " summed in a cluster" : "", c.smem_bytes(), per_sm,
+          waves);
     }
     std::printf("\n");
   }

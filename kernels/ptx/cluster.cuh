@@ -1,0 +1,46 @@
+// Thread-block clusters (sm_90): a CTA's rank in its cluster, the cluster-wide barrier and loads
+// from another CTA's shared memory (distributed shared memory). PTX ISA: "Special Registers"
+// (%cluster_ctarank, %cluster_nctarank), "barrier.cluster", "mapa" and "ld" (.shared::cluster).
+#pragma once
+
+#include "common/base.cuh"
+#include "ptx/cp_async.cuh"
+
+namespace qgemm {
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+
+/// CTAs in this CTA's cluster: 1 when the launch named no cluster.
+QGEMM_DEVICE u32 cluster_ctas() {
+  u32 n;
+  asm volatile("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(n));
+  return n;
+}
+
+QGEMM_DEVICE u32 cluster_rank() {
+  u32 r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+
+/// Every thread of every CTA of the cluster: shared-memory writes before it (release) are
+/// visible to reads after it (acquire) in all of the cluster's CTAs.
+QGEMM_DEVICE void cluster_sync() {
+  asm volatile(
+      "barrier.cluster.arrive.release;\n"
+      "barrier.cluster.wait.acquire;\n" ::
+          : "memory");
+}
+
+/// The float at the same shared-memory position as `p` in the CTA of cluster rank `rank`.
+QGEMM_DEVICE float load_cluster_f32(const float* p, u32 rank) {
+  u32 remote;
+  float v;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(smem_addr(p)), "r"(rank));
+  asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(remote) : "memory");
+  return v;
+}
+
+#endif
+
+}  // namespace qgemm
