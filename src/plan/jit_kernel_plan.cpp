@@ -108,7 +108,7 @@ Expected<JitKernelPlan> plan_jit_kernels(int64_t n, int64_t k, const WeightForma
   JitKernelPlan plan;
   plan.source = "heuristics";
   plan.notes = std::move(notes);
-  const int64_t handoff = cublas ? mma_handoff_m(device, act, out) : INT64_MAX;
+  const int64_t handoff = cublas ? mma_handoff_m(device, weight, act, out) : INT64_MAX;
   for (const MmaPlanEntry& e : *mma) {
     const int64_t hi = std::min(e.max_m, handoff - 1);
     plan.buckets.push_back({hi == INT64_MAX - 1 ? INT64_MAX : hi, false, e.config});

@@ -250,14 +250,19 @@ bool cublaslt_has_gemm(DType act, DType out) {
   return (act == DType::fp16() || act == DType::bf16()) && (out == act || out == DType::fp32());
 }
 
-int64_t mma_handoff_m(const DeviceInfo& device, DType act, DType out) {
+int64_t mma_handoff_m(const DeviceInfo& device, const WeightFormat& weight, DType act, DType out) {
   if (!cublaslt_has_gemm(act, out)) return INT64_MAX;
   // NOTE: from here on the layer is compute-bound and our kernels reach a fraction of the tensor
   // rate, so expanding the weight (~52 us for 8192 x 8192 on the H200) and calling cuBLAS is
   // faster. H200, int4/g128, N = K = 8192 (bench/NOTES.md, "warp-specialized wgmma"): at M = 256
-  // the warp-specialized tile takes 70 us, the hand-off 95 us; at M = 1024 218 vs 276 us. Other
-  // architectures keep the earlier, unmeasured boundary.
-  return device.arch() == "sm_90a" ? 513 : 512;
+  // the warp-specialized tile takes 70 us, the hand-off 95 us; at M = 1024 218 vs 276 us. Codes
+  // wider than 8 words per lane and unit (3, 5, 6, 7 bits) keep 32 tokens per tile (their
+  // registers), so they hand off from 129: int3/g128 at M = 256 took 147.9 us in the tile, and
+  // expansion + cuBLAS about 103 (57 us of expansion, from the same run's M = 1024 row, plus
+  // cuBLAS's 46 us; bench/NOTES.md, session 8). Other architectures keep the earlier,
+  // unmeasured boundary.
+  if (device.arch() != "sm_90a") return 512;
+  return mma_layout::unit_words(weight.type.bits) > 8 ? 129 : 513;
 }
 
 }  // namespace qgemm

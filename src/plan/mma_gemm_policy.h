@@ -46,7 +46,7 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
 /// Tokens from which a layer expands its packed weight to fp16/bf16 and calls cuBLASLt instead
 /// of running the mma kernel (the mma kernel runs below it); INT64_MAX where cuBLASLt has no
 /// GEMM for the activation / output types.
-int64_t mma_handoff_m(const DeviceInfo& device, DType act, DType out);
+int64_t mma_handoff_m(const DeviceInfo& device, const WeightFormat& weight, DType act, DType out);
 
 /// Whether cuBLASLt has a GEMM for these activation and output types (the hand-off needs one).
 bool cublaslt_has_gemm(DType act, DType out);
