@@ -4,7 +4,8 @@
 #   AB_RUNS='name binary [VAR=VALUE;VAR=VALUE...]|...'   one run per '|'-separated entry; the
 #            environment assignments (';'-separated, values may hold spaces) apply to that run.
 #   Without AB_RUNS: .device/bin/qgemm_old (when present) against .device/bin/qgemm, then one run
-#   of .device/bin/qgemm per decode tile in AB_TILES ('|'-separated tile texts for bucket 0).
+#   of .device/bin/qgemm per decode tile in AB_TILES ('|'-separated tile texts for bucket 0,
+#   which on Hopper runs M <= 8 only; bucket 1 runs 9-32 there).
 #
 # Example: AB_RUNS='main .device/bin/qgemm|partial .device/bin/qgemm QGEMM_SPLIT_PARTIAL_WAVES=1;
 #   QGEMM_MMA_BUCKET0=w4x1 t1 f1 s4 k256 waves4' scripts/ab_decode.sh
