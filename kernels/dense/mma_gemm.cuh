@@ -680,7 +680,6 @@ struct MmaGemm {
   // forms (0 + split 0 + split 1 + ...), so the result is the same either way.
   static constexpr int kRedRows = kTilesCta * 16;
   static constexpr int kRedBytes = kRedRows * kBlockM * 4;
-  static constexpr int kMaxClusterSplits = 8;
   // The partial tile reuses the (drained) ring.
   static constexpr bool kClusterSum = kRedBytes <= Cfg::kStages * kStageBytes;
 

@@ -5,6 +5,10 @@
 
 namespace qgemm {
 
+/// The most K splits of a tile the kernel sums in a thread-block cluster (the portable cluster
+/// size); the host launches clusters only up to it.
+constexpr int kMaxClusterSplits = 8;
+
 /// Kernel arguments (passed by value).
 struct MmaGemmParams {
   const u8* weights;       ///< packed codes, dense/mma_layout.cuh

@@ -6,15 +6,16 @@
 #include <iterator>
 #include <sstream>
 
+#include "dense/mma_gemm_params.cuh"
 #include "dense/mma_layout.cuh"
 
 namespace qgemm {
 namespace {
 
-// NOTE: three token buckets (four on Hopper, below), so that with the cuBLAS hand-off's expansion
-// kernel a layer compiles at most four kernels (five): decode and small batches (8 tokens per CTA, long 256-K stages
-// so the fixed cost of a stage is spread over many weights, four stages so four CTAs fit per SM,
-// split-K filling at most one wave of them),
+// NOTE: three token buckets (four on Hopper, below), so that with the cuBLAS hand-off's
+// expansion kernel a layer compiles at most four kernels (five): decode and small batches (8
+// tokens per CTA, long 256-K stages so the fixed cost of a stage is spread over many weights,
+// four stages so four CTAs fit per SM, split-K filling at most one wave of them),
 // medium batches (a 64-row x 64-token tile of two warp rows, one CTA per SM) and a 128-row x
 // 64-token tile of eight warps above. Splits are a launch parameter, not a kernel parameter, so
 // they cost no extra compiles. These are the kernels `qgemm tune` chose on the H200 for
@@ -160,9 +161,8 @@ int mma_split_cluster(const MmaGemmConfig& config, int splits) {
   // int4/g128 8192^2 (bench/NOTES.md "split-K in a cluster"): 128 x 64 ws tile at M = 64
   // 29.8 -> 28.1 us, 128 x 128 at M = 128 42.0 -> 39.7 us; the decode tiles (3-4 CTAs per SM)
   // lose: M = 1 14.0 -> 16.4 us, int8/channel 23.7 -> 28.0 us.
-  static const bool enabled = std::getenv("QGEMM_SPLIT_CLUSTER") == nullptr ||
-                              std::string(std::getenv("QGEMM_SPLIT_CLUSTER")) != "0";
-  constexpr int kMaxClusterSplits = 8;  // the portable cluster size; the kernel's limit too
+  static const char* const env = std::getenv("QGEMM_SPLIT_CLUSTER");
+  static const bool enabled = env == nullptr || std::string(env) != "0";
   return enabled && config.arch == "sm_90a" && config.warp_specialized && splits >= 2 &&
                  splits <= kMaxClusterSplits
              ? splits
