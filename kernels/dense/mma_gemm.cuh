@@ -40,6 +40,7 @@
 #include "dense/mma_layout.cuh"
 #include "dequant/weight_codec.cuh"
 #include "ptx/cluster.cuh"
+#include "ptx/atomic.cuh"
 #include "ptx/cp_async.cuh"
 #include "ptx/half2.cuh"
 #include "ptx/mbarrier.cuh"
@@ -742,14 +743,16 @@ struct MmaGemm {
                          if (token < p.m && row < n_pad)
                            mine[token * n_pad + row] = acc[tn][fm].r[i];
                        });
-      __threadfence();
+      // NOTE: the barrier orders the CTA's partial stores before thread 0's arrival, whose
+      // release (cumulative) publishes them and whose acquire, for the last split, makes the
+      // others' visible; the barrier after it hands that on to the CTA. No full fences.
       sync_compute_threads();
       __shared__ int is_last;
       i32* counter = p.counters + blockIdx.y * gridDim.x + blockIdx.x;
-      if (threadIdx.x == 0) is_last = atomicAdd(counter, 1) == static_cast<int>(gridDim.z) - 1;
+      if (threadIdx.x == 0)
+        is_last = atomic_add_acq_rel_gpu(counter, 1) == static_cast<int>(gridDim.z) - 1;
       sync_compute_threads();
       if (!is_last) return;
-      __threadfence();
       sum_partials(p, w, acc, warp_n, warp_m, lane);
       if (threadIdx.x == 0) *counter = 0;  // ready for the next launch (or graph replay)
     }
