@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Branch ws-deferred-flush, one device call (~2 min): the warp-specialized 256-K stage tile with a
+# Branch ws-part-sets, one device call (~2 min): the warp-specialized 256-K stage tile with a
 # partial set per scale group (one drain per two g128 groups) against the 128-K tile (one drain
 # per group). GPU tests of the wgmma tiles first. Binaries in .device/bin; logs into $OUT.
 set -u
