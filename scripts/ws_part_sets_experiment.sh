@@ -6,7 +6,7 @@ set -u
 OUT=${OUT:-/tmp/qgemm-out}
 mkdir -p "$OUT"
 export QGEMM_CACHE_DIR=${QGEMM_CACHE_DIR:-/tmp/qgemm-cache}
-BIN=.device/bin
+BIN=${BIN:-.device/bin}
 timeout 150 $BIN/qgemm_gpu_tests --gtest_filter='*WgmmaGemmGpu*' > "$OUT/gputests.log" 2>&1
 echo "WgmmaGemmGpu rc=$?"
 grep -E "^\[  (PASSED|FAILED) |rel_frobenius|Which is" "$OUT/gputests.log" | head -20
