@@ -385,9 +385,20 @@ struct MmaGemm {
   /// warp's decoded tile, B the warpgroup's kFM * 8 tokens. Every warp of the warpgroup must call
   /// it (wgmma is warpgroup-collective), also those whose tile lies beyond the weight: their
   /// codes and scales are zero-filled and their rows never stored.
+  // NOTE: a warp-specialized stage of two scale groups (e.g. 256-K stages of g128) gives each
+  // group its own partial sums, so the chain of MMAs drains once per stage, not once per group
+  // (two sets of 64-token sums fit the compute warpgroups' registers, 128-token ones do not; the
+  // copy warpgroup keeps 120 then: its 256-K stages hold more copy sources; codes of more than 4
+  // words per lane and unit spill).
+  static constexpr int kPartSets =
+      kWs && kGroups && Cfg::kGroupK < kStageK && kGroupsPerStage == 2 && kFM <= 8 && kWords <= 4
+          ? 2
+          : 1;
+
   static QGEMM_DEVICE void compute_stage_wgmma(const u8* stage, FragC (&acc)[kTN][kFM],
-                                               FragC (&part)[kTN][kFM], bool flush_at_end,
-                                               int warp_n, int warp_m, int lane) {
+                                               FragC (&parts)[kPartSets][kTN][kFM],
+                                               bool flush_at_end, int warp_n, int warp_m,
+                                               int lane) {
     const u8* act = stage + kWeightBytes;
     const u8* scales = act + kActBytes;
     const u8* zeros = scales + kScaleBytes;
@@ -396,7 +407,6 @@ struct MmaGemm {
     // step's descriptor adds its slab and 32-byte K offset to the address field (in 16 bytes:
     // no carry, shared addresses are below 256 KB).
     const u64 b_desc = wgmma_desc_sw128(smem_addr(act) + warp_m * kFM * 1024);
-    FragC(&d)[kFM] = kGroups ? part[0] : acc[0];
     static_for<0, kUnits>([&](auto u_) {
       constexpr int u = decltype(u_)::value;
       u32 words[kWords];
@@ -405,6 +415,7 @@ struct MmaGemm {
         constexpr int step = decltype(s_)::value;
         constexpr int k_local = u * kUnitK + step * 16;
         constexpr int j = (!kGroups || Cfg::kGroupK >= kStageK) ? 0 : k_local / Cfg::kGroupK;
+        FragC(&d)[kFM] = kGroups ? parts[kPartSets == 1 ? 0 : j][0] : acc[0];
         FragA a = decode_a<step>(words, zeros, warp_n, j, g);
         wgmma_pin(a);
         wgmma_pin(d);
@@ -416,19 +427,30 @@ struct MmaGemm {
         // run in order anyway, and older A fragments free their registers (H200: three in
         // flight instead of one gained nothing, bench/NOTES.md "ws registers and depth").
         wgmma_wait<1>();
-        // Groups smaller than a stage end at known steps: their sums are read once complete.
-        if constexpr (kGroups && Cfg::kGroupK < kStageK && (k_local + 16) % Cfg::kGroupK == 0) {
+        // Groups smaller than a stage end at known steps: their sums are read once complete
+        // (with a partial set per group, at the end of the stage).
+        if constexpr (kGroups && Cfg::kGroupK < kStageK && kPartSets == 1 &&
+                      (k_local + 16) % Cfg::kGroupK == 0) {
           wgmma_wait<0>();
           wgmma_pin(d);
-          flush(acc, part, scales, j, warp_n, g);
+          flush(acc, parts[0], scales, j, warp_n, g);
         }
       });
     });
     // NOTE: complete before returning: the ring's next cp.async may overwrite this stage.
     wgmma_wait<0>();
-    wgmma_pin(d);
+    if constexpr (kGroups) {
+      wgmma_pin(parts[0][0]);
+      if constexpr (kPartSets == 2) {
+        wgmma_pin(parts[1][0]);
+        flush(acc, parts[0], scales, 0, warp_n, g);
+        flush(acc, parts[1], scales, 1, warp_n, g);
+      }
+    } else {
+      wgmma_pin(acc[0]);
+    }
     if constexpr (kGroups && Cfg::kGroupK >= kStageK)
-      if (flush_at_end) flush(acc, part, scales, 0, warp_n, g);
+      if (flush_at_end) flush(acc, parts[0], scales, 0, warp_n, g);
   }
 
   // ---- epilogue ----------------------------------------------------------------------------
@@ -518,9 +540,9 @@ struct MmaGemm {
     const bool warp_active = w.n_tile0 + warp_n * kTN < p.n_tiles;
     const Loader loader = make_loader(p, w.n_tile0, w.m0, threadIdx.x);
 
-    FragC acc[kTN][kFM], part[kTN][kFM];
+    FragC acc[kTN][kFM], part[kPartSets][kTN][kFM];
     zero(acc);
-    zero(part);
+    for (auto& set : part) zero(set);
 #pragma unroll
     for (int s = 0; s < Cfg::kStages - 1; ++s) {
       if (s < w.iters)
@@ -544,7 +566,7 @@ struct MmaGemm {
         compute_stage_wgmma(smem + (it % Cfg::kStages) * kStageBytes, acc, part, flush_at_end,
                             warp_n, warp_m, lane);
       else if (warp_active)
-        compute_stage(smem + (it % Cfg::kStages) * kStageBytes, acc, part, flush_at_end, warp_n,
+        compute_stage(smem + (it % Cfg::kStages) * kStageBytes, acc, part[0], flush_at_end, warp_n,
                       warp_m, lane);
     }
     cp_async_wait<0>();
@@ -554,7 +576,7 @@ struct MmaGemm {
   // Register split of the warp-specialized kernel at 384 threads: the copy warpgroup keeps its
   // precomputed copy sources (Loader) in registers; below 104 they spill (128 tokens, int4),
   // and the long weight units of 7-bit codes need more (`qgemm jit check`).
-  static constexpr int kCopyRegs = kWords > 16 ? 128 : 104;
+  static constexpr int kCopyRegs = kWords > 16 ? 128 : (kPartSets == 2 ? 120 : 104);
   static constexpr int kComputeRegs = (384 * 168 - 128 * kCopyRegs) / 256 / 8 * 8;
 
   /// The warp-specialized main loop. The copy warpgroup fills ring slot s for its i-th time once
@@ -598,9 +620,9 @@ struct MmaGemm {
       return;
     }
     if constexpr (kThreads == 384) setmaxnreg_inc<kComputeRegs>();
-    FragC acc[kTN][kFM], part[kTN][kFM];
+    FragC acc[kTN][kFM], part[kPartSets][kTN][kFM];
     zero(acc);
-    zero(part);
+    for (auto& set : part) zero(set);
     for (int it = 0; it < w.iters; ++it) {
       const int slot = it % Cfg::kStages;
       mbarrier_wait(&full[slot], (it / Cfg::kStages) & 1);

@@ -212,6 +212,11 @@ Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& wei
       (words > 4 || (c.group_k > 0 && c.group_k < c.unit_k()) || c.float_zero ||
        (c.warp_specialized && c.bits <= 2)))
     c.frags_m = 8;
+  // NOTE: the copy warpgroup of warp-specialized tiles holds every copy source of a stage in
+  // its 104-120 registers: 256-K stages of 8-bit codes or float zero points spill there
+  // (`qgemm jit check`), so those keep 128-K stages.
+  if (c.warp_specialized && (words > 4 || c.float_zero))
+    while (c.stage_k() > 128 && c.units_per_stage > 1) c.units_per_stage /= 2;
   while (c.smem_bytes() > device.smem_per_block && c.stages > 2) --c.stages;
   if (c.smem_bytes() > device.smem_per_block && c.units_per_stage > 1) c.units_per_stage = 1;
   while (c.smem_bytes() > device.smem_per_block && c.stages > 2) --c.stages;

@@ -27,8 +27,13 @@ namespace {
 struct Tile {
   int frags_m, warps_m, warps_n = 4;
   bool ws = false;
+  int stage_k = 128;
 };
-const Tile kTiles[] = {{1, 1}, {2, 2}, {8, 1}, {16, 1}, {8, 1, 8, true}, {16, 1, 8, true}};
+// The last: 256-K warp-specialized stages, where two scale groups per stage (g128) get a
+// partial set each.
+const Tile kTiles[] = {{1, 1},          {2, 2},           {8, 1},
+                       {16, 1},         {8, 1, 8, true},  {16, 1, 8, true},
+                       {8, 1, 8, true, 256}};
 const int64_t kTokens[] = {1, 7, 64, 118, 1000};
 const char* const kWeightSpecs[] = {
     "int4/g128/bf16", "uint4/g128/fp16/zp",     "int8/channel/bf16",    "e2m1/g32/ue8m0",
@@ -54,8 +59,8 @@ MmaGemmConfig wgmma_config(const WeightFormat& wf, DType act, Tile t) {
     tile.warps_n = t.warps_n;
     tile.warps_m = t.warps_m;
     tile.frags_m = t.frags_m;
-    tile.stages = 6;
-    tile.stage_k = 128;
+    tile.stages = t.stage_k > 128 ? 4 : 6;
+    tile.stage_k = t.stage_k;
     tile.wgmma = tile.warp_specialized = true;
     auto c = mma_config_for(tile, wf, act, act, *device_preset("h200"));
     if (c) return *c;
