@@ -217,6 +217,15 @@ Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& wei
   // (`qgemm jit check`), so those keep 128-K stages.
   if (c.warp_specialized && (words > 4 || c.float_zero))
     while (c.stage_k() > 128 && c.units_per_stage > 1) c.units_per_stage /= 2;
+  // NOTE: a warp-specialized stage of exactly one scale group becomes two groups in half as
+  // many stages where each group can keep its own partial sums (kPartSets in mma_gemm.cuh: up to
+  // 64 tokens, codes of at most 4 words, no float zero points): the MMAs drain once per two
+  // groups. `qgemm tune` on the H200, 8192^2, f8 s6 k128 -> s3 k256 (bench/NOTES.md "partial
+  // sets"): int4/g128 M = 64 27.99 -> 27.37 us, M = 128 44.67 -> 43.37; uint4/g128/zp M = 64
+  // 31.21 -> 29.66.
+  if (c.warp_specialized && c.frags_m <= 8 && words <= 4 && !c.float_zero &&
+      c.group_k == c.stage_k() && c.stages % 2 == 0)
+    c.units_per_stage *= 2, c.stages /= 2;
   while (c.smem_bytes() > device.smem_per_block && c.stages > 2) --c.stages;
   if (c.smem_bytes() > device.smem_per_block && c.units_per_stage > 1) c.units_per_stage = 1;
   while (c.smem_bytes() > device.smem_per_block && c.stages > 2) --c.stages;
