@@ -30,6 +30,22 @@ struct PlaneSlot {
   static constexpr u32 kMask = ((1u << kWidth) - 1) * 0x10001u;
 };
 
+/// Where pair Q of 3-bit codes lies in the triple layout (mma_layout::packs_triples), as
+/// PlaneSlot for a plane of width 3: one shift serves fields up to r_max = log2(M) - 3 above it
+/// (bf16: fields at 0, 3 | 6, 9 | 12 take shifts 0, 6, 12; fp16: 0, 3, 6 | 9, 12 take 0, 9). The
+/// 16th pair of each group (kSplit) has bit j in bit 15 of word kWord + j of each half instead.
+template <Elem kElem, int Q>
+struct TripleSlot {
+  static constexpr mma_layout::CodeBits kAt = mma_layout::code_bits(3, Q, 0);
+  static constexpr bool kSplit = kAt.run == 1;
+  static constexpr int kWord = kAt.word;
+  static constexpr int kPos = kAt.bit;
+  static constexpr int kBlock = ((kElem == Elem::kBf16 ? 7 : 10) - 3) / 3 * 3 + 3;
+  static constexpr int kShift = kSplit ? 0 : kPos - kPos % kBlock;
+  static constexpr int kR = kSplit ? 0 : kPos - kShift;
+  static constexpr u32 kMask = 7u * 0x10001u;
+};
+
 /// Codes of several bit planes (3, 5, 6, 7 bits) decode with one fma per plane instead of two
 /// when the higher planes' magic offsets M 2^(shift_P - r_P) are subtracted up front, in plane
 /// 0's addend: v = fma(M + c_0 2^r_0, 2^-r_0, -M 2^-r_0 - zero - sum_P M 2^(s_P - r_P)), then

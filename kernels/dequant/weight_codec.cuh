@@ -90,11 +90,33 @@ struct IntDecoder {
       return words[S::kWord] << -S::kShift;
   }
 
+  /// M + c 2^r in each half for pair Q of 3-bit codes packed as triples (r = TripleSlot::kR):
+  /// one lop3, plus a shift shared by the pairs of a block; the split 16th pair gathers its
+  /// three bits with three.
+  template <int Q>
+  static QGEMM_DEVICE u32 triple_field(const u32* words) {
+    using S = TripleSlot<kElem, Q>;
+    if constexpr (S::kSplit) {
+      const u32 x = and_or(words[S::kWord] >> 15, 0x00010001u, kMagic);
+      const u32 y = and_or(words[S::kWord + 1] >> 14, 0x00020002u, x);
+      return and_or(words[S::kWord + 2] >> 13, 0x00040004u, y);
+    } else {
+      return and_or(words[S::kWord] >> S::kShift, S::kMask << S::kR, kMagic);
+    }
+  }
+
   /// Pair Q (both halves) as code - kConstZero.
   template <int Q>
   static QGEMM_DEVICE u32 decode(const u32* words) {
-    if constexpr (PlaneFold<kElem, kBits, kConstZero>::kOk) return decode_folded<Q>(words);
-    return add_planes<Q>(words, plane_value<0, Q>(words));
+    if constexpr (mma_layout::packs_triples(kBits)) {
+      constexpr double kScale = 1.0 / double(1 << TripleSlot<kElem, Q>::kR);
+      return hfma2<kElem>(triple_field<Q>(words), exact_half2_bits<kElem>(kScale),
+                          exact_half2_bits<kElem>(-kMagicValue * kScale - kConstZero));
+    } else if constexpr (PlaneFold<kElem, kBits, kConstZero>::kOk) {
+      return decode_folded<Q>(words);
+    } else {
+      return add_planes<Q>(words, plane_value<0, Q>(words));
+    }
   }
 
   /// Whether decode_minus is exact: the magic constant plus a zero point must be a half value.
@@ -108,13 +130,18 @@ struct IntDecoder {
   template <int Q>
   static QGEMM_DEVICE u32 decode_minus(const u32* words, u32 zero) {
     static_assert(kFoldsZero, "see kFoldsZero");
+    constexpr bool kTriples = mma_layout::packs_triples(kBits);
     using S = PlaneSlot<kElem, kBits, 0, Q>;
-    constexpr double kScale = 1.0 / double(1 << S::kR);
+    constexpr int kR = kTriples ? TripleSlot<kElem, Q>::kR : S::kR;
+    constexpr double kScale = 1.0 / double(1 << kR);
     const u32 addend = hfma2<kElem>(zero, exact_half2_bits<kElem>(-1.0),
                                     exact_half2_bits<kElem>(-kMagicValue * kScale - kConstZero));
-    const u32 x = words[S::kWord] >> S::kShift;
-    const u32 v = hfma2<kElem>(and_or(x, S::kMask << S::kR, kMagic),
-                               exact_half2_bits<kElem>(kScale), addend);
+    u32 field;
+    if constexpr (kTriples)
+      field = triple_field<Q>(words);
+    else
+      field = and_or(words[S::kWord] >> S::kShift, S::kMask << S::kR, kMagic);
+    const u32 v = hfma2<kElem>(field, exact_half2_bits<kElem>(kScale), addend);
     return add_planes<Q>(words, v);
   }
 
@@ -147,6 +174,8 @@ struct FloatDecoder {
     for (int i = 0; i < kRebias; ++i) f *= 2;
     return f;
   }
+
+  static_assert(!mma_layout::packs_triples(kBits), "no small-float type has 3 bits");
 
   template <int Q>
   static QGEMM_DEVICE u32 decode(const u32* words) {

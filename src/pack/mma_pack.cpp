@@ -27,17 +27,19 @@ Slot slot_of(int bits, int64_t row, int64_t col) {
   return {col / unit_k, g * 4 + kl / 2, step * 4 + row_hi + 2 * k_hi, kl % 2};
 }
 
-// Index of the 32-bit word holding plane p of a slot, and the bit offset inside it.
-void plane_position(int bits, int64_t n_tile, int k_units, const Slot& s, int p, int64_t& word,
-                    int& bit) {
-  const int width = mma_layout::plane_bits(bits, p);
-  const int per_word = mma_layout::pairs_per_word(width);
-  const int lane_word = mma_layout::plane_word(bits, p) + s.pair / per_word;
+// Where code bits b .. b + run - 1 of a slot lie: the 32-bit word of the packed array, the bit
+// offset inside it, and the run length.
+struct Place {
+  int64_t word;
+  int bit, run;
+};
+
+Place code_place(int bits, int64_t n_tile, int k_units, const Slot& s, int b) {
+  const mma_layout::CodeBits c = mma_layout::code_bits(bits, s.pair, b);
   const int64_t unit_words = mma_layout::unit_bytes(bits) / 4;
   // Vector v of the unit is 512 bytes: 32 lanes x 4 words.
-  word =
-      (n_tile * k_units + s.unit) * unit_words + (lane_word / 4) * 128 + s.lane * 4 + lane_word % 4;
-  bit = s.half * 16 + (s.pair % per_word) * width;
+  return {(n_tile * k_units + s.unit) * unit_words + (c.word / 4) * 128 + s.lane * 4 + c.word % 4,
+          s.half * 16 + c.bit, c.run};
 }
 
 // The code as stored: offset binary for signed integers, raw bits otherwise.
@@ -90,20 +92,16 @@ Expected<MmaPackedWeight> pack_mma(const QuantizedWeight& w, int64_t expert, DTy
   p.codes.assign(int64_t(p.n_tiles) * p.k_units * mma_layout::unit_bytes(p.bits) / 4, 0u);
 
   // Codes: tiles are independent, so they are packed in parallel.
-  const int planes = mma_layout::plane_count(p.bits);
   parallel_for(p.n_tiles, 4, [&](int64_t begin, int64_t end) {
     for (int64_t nt = begin; nt < end; ++nt)
       for (int64_t row = nt * 16; row < std::min<int64_t>(w.n, nt * 16 + 16); ++row)
         for (int64_t col = 0; col < w.k; ++col) {
           const uint32_t u = stored_code(f, w.code(expert, row, col));
           const Slot s = slot_of(p.bits, row, col);
-          for (int pl = 0; pl < planes; ++pl) {
-            int64_t word;
-            int bit;
-            plane_position(p.bits, nt, p.k_units, s, pl, word, bit);
-            const uint32_t bits_here = (u >> mma_layout::plane_shift(p.bits, pl)) &
-                                       ((1u << mma_layout::plane_bits(p.bits, pl)) - 1);
-            p.codes[word] |= bits_here << bit;
+          for (int b = 0; b < p.bits;) {
+            const Place at = code_place(p.bits, nt, p.k_units, s, b);
+            p.codes[at.word] |= ((u >> b) & ((1u << at.run) - 1)) << at.bit;
+            b += at.run;
           }
         }
   });
@@ -157,17 +155,14 @@ Expected<MmaPackedWeight> pack_mma(const QuantizedWeight& w, int64_t expert, DTy
 
 std::vector<uint32_t> unpack_mma_codes(const MmaPackedWeight& p, const WeightFormat& f) {
   std::vector<uint32_t> out(p.n * p.k);
-  const int planes = mma_layout::plane_count(p.bits);
   for (int64_t row = 0; row < p.n; ++row)
     for (int64_t col = 0; col < p.k; ++col) {
       const Slot s = slot_of(p.bits, row, col);
       uint32_t u = 0;
-      for (int pl = 0; pl < planes; ++pl) {
-        int64_t word;
-        int bit;
-        plane_position(p.bits, row / 16, p.k_units, s, pl, word, bit);
-        const uint32_t mask = (1u << mma_layout::plane_bits(p.bits, pl)) - 1;
-        u |= ((p.codes[word] >> bit) & mask) << mma_layout::plane_shift(p.bits, pl);
+      for (int b = 0; b < p.bits;) {
+        const Place at = code_place(p.bits, row / 16, p.k_units, s, b);
+        u |= ((p.codes[at.word] >> at.bit) & ((1u << at.run) - 1)) << b;
+        b += at.run;
       }
       out[row * p.k + col] = canonical_code(f, u);
     }

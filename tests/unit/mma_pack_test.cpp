@@ -217,9 +217,23 @@ std::vector<BitPlace> documented_places(int bits, int64_t k_units, int64_t row, 
   const int g = r16 % 8, t = (k16 % 8) / 2;
   const int r = (r16 >= 8 ? 1 : 0) + (k16 >= 8 ? 2 : 0);
   const int q = 4 * (kk / 16) + r, lane = 4 * g + t, half = k16 % 2;
-  // "b = 3 -> 2+1, 5 -> 4+1, 6 -> 4+2, 7 -> 4+2+1", lowest bits first.
+  // packed[n_tile][k_unit][vector v][lane], 4 words per lane and vector.
+  const auto word_of = [&](int lane_word) {
+    return ((row / 16) * k_units + col / unit_k) * unit_words * 32 + (lane_word / 4) * 128 +
+           lane * 4 + lane_word % 4;
+  };
+  if (bits == 3) {
+    // "each three consecutive words of a lane hold 16 pairs, word j (0..2) pairs 5j .. 5j+4 of
+    // them as 3-bit fields at bits 3i of each half (i = 0..4), and bit 15 of each half of word j
+    // holds bit j of the 16th pair."
+    const int group = q / 16, i = q % 16;
+    if (i < 15) return {{word_of(3 * group + i / 5), half * 16 + 3 * (i % 5), 3, 0}};
+    std::vector<BitPlace> split;
+    for (int j = 0; j < 3; ++j) split.push_back({word_of(3 * group + j), half * 16 + 15, 1, j});
+    return split;
+  }
+  // "b = 5 -> 4+1, 6 -> 4+2, 7 -> 4+2+1", lowest bits first.
   std::vector<int> widths = {bits};
-  if (bits == 3) widths = {2, 1};
   if (bits == 5) widths = {4, 1};
   if (bits == 6) widths = {4, 2};
   if (bits == 7) widths = {4, 2, 1};
@@ -227,11 +241,7 @@ std::vector<BitPlace> documented_places(int bits, int64_t k_units, int64_t row, 
   int first_word = 0, shift = 0;
   for (int w : widths) {
     const int per_word = 16 / w;
-    const int lane_word = first_word + q / per_word;
-    // packed[n_tile][k_unit][vector v][lane], 4 words per lane and vector.
-    const int64_t word = ((row / 16) * k_units + col / unit_k) * unit_words * 32 +
-                         (lane_word / 4) * 128 + lane * 4 + lane_word % 4;
-    places.push_back({word, half * 16 + (q % per_word) * w, w, shift});
+    places.push_back({word_of(first_word + q / per_word), half * 16 + (q % per_word) * w, w, shift});
     first_word += steps * w / 4;  // "plane p occupies kSteps * w / 4 consecutive words"
     shift += w;
   }
@@ -256,8 +266,9 @@ TEST(MmaPackLayout, Int4Row9K3ByHand) {
   EXPECT_EQ(20, at[0].bit);
 }
 
-// Split planes, by hand: uint3 (0, 0) = 0b111 -> 2 bits in word 0 and 1 bit in the plane that
-// starts at lane word 8 (vector 2: packed word 256); uint6 (0, 0) = 0b100110 -> 0110 in word 0, 10
+// Split planes and triples, by hand: uint3 (0, 0) = 0b111 -> pair 0 of lane 0, bits 0..2 of word
+// 0; uint3 (8, 56) = 0b101 -> step 3, r = 3 (row g + 8, k 8..15): pair 15, the split one, so
+// bit 15 of lane words 0 (1), 1 (0) and 2 (1); uint6 (0, 0) = 0b100110 -> 0110 in word 0, 10
 // in packed word 256; uint7 (20, 37) of a 32 x 300 weight: tile 1, unit 0 of 2, step 2, g 4, t 2, r
 // 0, odd k -> lane 18, pair 8, high half; 7 vectors per unit, so the tile's unit starts at word 2 *
 // 896 = 1792; planes at lane words 2 (bit 16), 16 + 1 (bit 16) and 24 (bit 16 + 8).
@@ -272,7 +283,8 @@ TEST(MmaPackLayout, BitPlanesByHand) {
   const std::vector<std::pair<int64_t, uint32_t>> uint7_words = {
       {1866, 0b1010u << 16}, {2377, 0b01u << 16}, {2632, 1u << 24}};
   const Case cases[] = {
-      {"uint3", 16, 256, 0, 0, 0b111, {{0, 0b11}, {256, 0b1}}},
+      {"uint3", 16, 256, 0, 0, 0b111, {{0, 0b111}}},
+      {"uint3", 16, 256, 8, 56, 0b101, {{0, 1u << 15}, {1, 0}, {2, 1u << 15}}},
       {"uint6", 16, 128, 0, 0, 0b100110, {{0, 0b0110}, {256, 0b10}}},
       {"uint7", 32, 300, 20, 37, 0b1011010, uint7_words},
   };

@@ -271,16 +271,86 @@ int expect_folded_codec() {
 
 TEST(WeightCodecHost, FoldedPlanesDecodeExactlyAtEverySlot) {
   int folded = 0;
-  folded += expect_folded_codec<Elem::kFp16, 3>() + expect_folded_codec<Elem::kBf16, 3>();
   folded += expect_folded_codec<Elem::kFp16, 5>() + expect_folded_codec<Elem::kBf16, 5>();
   folded += expect_folded_codec<Elem::kFp16, 6>() + expect_folded_codec<Elem::kBf16, 6>();
   folded += expect_folded_codec<Elem::kFp16, 7>() + expect_folded_codec<Elem::kBf16, 7>();
-  // int3 and int5 fold for both half types; int6 and int7 for fp16 (bf16 would need more shifts
-  // than the fmas it saves).
-  EXPECT_EQ(12, folded);
+  // int5 folds for both half types; int6 and int7 for fp16 (bf16 would need more shifts than the
+  // fmas it saves). 3-bit codes are one field (triples), nothing to fold.
+  EXPECT_EQ(8, folded);
+  EXPECT_FALSE((PlaneFold<Elem::kFp16, 3, 4>::kOk));
   EXPECT_FALSE((PlaneFold<Elem::kBf16, 6, 32>::kOk));
   EXPECT_FALSE((PlaneFold<Elem::kBf16, 8, 128>::kOk));
   EXPECT_FALSE((PlaneFold<Elem::kFp16, 4, 8>::kOk));  // one plane: nothing to fold
+}
+
+// 3-bit triples (mma_layout::packs_triples, TripleSlot, IntDecoder::triple_field), for every
+// pair slot Q of a unit: codes placed by mma_layout::code_bits into words of random other bits
+// come out of the slot's shift, masks and ORs as M + c 2^r, and the decode fma (or the zero-point
+// fold's) gives c - zero exactly, in both halves.
+template <Elem kElem, int Q>
+void expect_triple_slot(std::mt19937& rng) {
+  using S = TripleSlot<kElem, Q>;
+  const u32 magic = kElem == Elem::kBf16 ? 0x43004300u : 0x64006400u;
+  const double magic_value = kElem == Elem::kBf16 ? 128.0 : 1024.0;
+  ASSERT_LE(S::kR + 3, kElem == Elem::kBf16 ? 7 : 10) << "slot " << Q;
+  const double scale = std::ldexp(1.0, -S::kR);
+  for (u32 c = 0; c < 8; ++c) {
+    const u32 partner = (c * 5 + 3) % 8;
+    u32 words[12];
+    for (u32& w : words) w = static_cast<u32>(rng());
+    for (int b = 0; b < 3;) {  // place both codes, as the host packer does
+      const mma_layout::CodeBits at = mma_layout::code_bits(3, Q, b);
+      const u32 run_mask = (1u << at.run) - 1;
+      for (int h = 0; h < 2; ++h) {
+        const u32 code = h == 0 ? c : partner;
+        words[at.word] &= ~(run_mask << (16 * h + at.bit));
+        words[at.word] |= ((code >> b) & run_mask) << (16 * h + at.bit);
+      }
+      b += at.run;
+    }
+    u32 field;
+    if (S::kSplit) {
+      field = ((words[S::kWord] >> 15) & 0x00010001u) | magic;
+      field |= (words[S::kWord + 1] >> 14) & 0x00020002u;
+      field |= (words[S::kWord + 2] >> 13) & 0x00040004u;
+    } else {
+      field = ((words[S::kWord] >> S::kShift) & (S::kMask << S::kR)) | magic;
+    }
+    for (u32 zero : {0u, 4u, 7u}) {
+      const u32 addend = hfma2_model<kElem>(exact_half2_bits<kElem>(double(zero)),
+                                            exact_half2_bits<kElem>(-1.0),
+                                            exact_half2_bits<kElem>(-magic_value * scale));
+      const u32 v = hfma2_model<kElem>(field, exact_half2_bits<kElem>(scale), addend);
+      ASSERT_EQ(double(c) - zero, half_value<kElem>(v)) << "slot " << Q << " code " << c;
+      ASSERT_EQ(double(partner) - zero, half_value<kElem>(v >> 16)) << "slot " << Q;
+    }
+  }
+}
+
+template <Elem kElem, int... Q>
+void expect_triple_slots(std::integer_sequence<int, Q...>) {
+  std::mt19937 rng(3);
+  (expect_triple_slot<kElem, Q>(rng), ...);
+}
+
+TEST(WeightCodecHost, TriplesDecodeExactlyAtEverySlot) {
+  static_assert(mma_layout::unit_words(3) == 12 && mma_layout::unit_steps(3) == 16,
+                "a 3-bit unit is four groups of three words");
+  expect_triple_slots<Elem::kFp16>(std::make_integer_sequence<int, 64>{});
+  expect_triple_slots<Elem::kBf16>(std::make_integer_sequence<int, 64>{});
+  // Every bit of a lane's 12 words holds exactly one code bit of one pair.
+  u32 used[12] = {};
+  for (int q = 0; q < 64; ++q)
+    for (int b = 0; b < 3;) {
+      const mma_layout::CodeBits at = mma_layout::code_bits(3, q, b);
+      for (int h = 0; h < 2; ++h) {
+        const u32 bits = ((1u << at.run) - 1) << (16 * h + at.bit);
+        EXPECT_EQ(0u, used[at.word] & bits) << "pair " << q << " bit " << b;
+        used[at.word] |= bits;
+      }
+      b += at.run;
+    }
+  for (u32 u : used) EXPECT_EQ(0xffffffffu, u);
 }
 
 // Why bf16 needs the nibble split: without it, 128 + c is not exact for 8-bit codes above 127.
