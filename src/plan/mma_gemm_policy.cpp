@@ -253,6 +253,16 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
     if (tile.stages > 3 && tile.frags_m <= 2 && !tile.wgmma &&
         mma_layout::unit_words(weight.type.bits) > 4)
       tile.stages = 3;
+    // NOTE: 8-bit codes without group scales decode fastest in one-warp CTAs of 16 rows (no
+    // CTA-wide barrier holds a warp back; fewer splits). `qgemm tune` on the H200, 8192^2, M = 1
+    // (M = 8), w4x1 s3 k256 -> w1x1 s3 k256: int8/channel 23.43 -> 22.05 us (24.02 -> 22.95),
+    // fp8_channel 22.67 -> 21.18 (23.29 -> 22.45); int8/channel N = 28672 79.56 -> 69.37. With
+    // g128 scales the one-warp CTAs lose (int8/g128 22.66 -> 22.98, 4-warp CTAs kept).
+    // bench/results/h200/session9.
+    const bool grouped =
+        weight.scale_kind == ScaleKind::kGroup || weight.scale_kind == ScaleKind::kBlock;
+    if (tile.frags_m == 1 && !tile.wgmma && weight.type.bits == 8 && !grouped)
+      tile.warps_n = 1, tile.warps_m = 1, tile.tiles_n = 1, tile.stages = 3, tile.stage_k = 256;
     auto c = mma_config_for(tile, weight, act, out, device);
     if (!c) return c.status();
     plan.push_back({bucket(i, device).max_m, *c});
