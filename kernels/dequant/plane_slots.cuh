@@ -46,7 +46,7 @@ struct TripleSlot {
   static constexpr u32 kMask = 7u * 0x10001u;
 };
 
-/// Codes of several bit planes (3, 5, 6, 7 bits) decode with one fma per plane instead of two
+/// Codes of several bit planes (5, 6, 7 bits) decode with one fma per plane instead of two
 /// when the higher planes' magic offsets M 2^(shift_P - r_P) are subtracted up front, in plane
 /// 0's addend: v = fma(M + c_0 2^r_0, 2^-r_0, -M 2^-r_0 - zero - sum_P M 2^(s_P - r_P)), then
 /// v = fma(M + c_P 2^r_P, 2^(s_P - r_P), v) for each higher plane. Every intermediate is an
