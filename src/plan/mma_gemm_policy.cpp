@@ -258,10 +258,12 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
     // (M = 8), w4x1 s3 k256 -> w1x1 s3 k256: int8/channel 23.43 -> 22.05 us (24.02 -> 22.95),
     // fp8_channel 22.67 -> 21.18 (23.29 -> 22.45); int8/channel N = 28672 79.56 -> 69.37. With
     // g128 scales the one-warp CTAs lose (int8/g128 22.66 -> 22.98, 4-warp CTAs kept).
-    // bench/results/h200/session9.
+    // bench/results/h200/session9. Only where it was measured: the decode bucket of at most 8
+    // tokens (Hopper's); elsewhere that tile also serves up to 32 tokens.
     const bool grouped =
         weight.scale_kind == ScaleKind::kGroup || weight.scale_kind == ScaleKind::kBlock;
-    if (tile.frags_m == 1 && !tile.wgmma && weight.type.bits == 8 && !grouped)
+    if (bucket(i, device).max_m <= 8 && tile.frags_m == 1 && !tile.wgmma &&
+        weight.type.bits == 8 && !grouped)
       tile.warps_n = 1, tile.warps_m = 1, tile.tiles_n = 1, tile.stages = 3, tile.stage_k = 256;
     auto c = mma_config_for(tile, weight, act, out, device);
     if (!c) return c.status();

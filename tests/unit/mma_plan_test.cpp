@@ -129,6 +129,58 @@ TEST(MmaPlan, DecodeSplitsFillTheH200) {
   }
 }
 
+// 8-bit codes without group scales decode in one-warp CTAs of 16 rows (3 stages of 256 K) in
+// Hopper's bucket of at most 8 tokens; group-scaled 8-bit codes, other widths and the other
+// architectures' decode bucket (up to 32 tokens) keep the 4-warp decode tile.
+TEST(MmaPlan, UngroupedEightBitCodesDecodeInOneWarpCtas) {
+  for (const char* preset : kPresets) {
+    const DeviceInfo d = *device_preset(preset);
+    for (const char* spec : {"int8/channel/bf16", "fp8_channel", "uint8/tensor/fp32",
+                             "int8/g128/bf16", "e4m3/b128x128/fp32", "int4/g128/bf16"}) {
+      const WeightFormat f = *WeightFormat::parse(spec);
+      auto plan = plan_mma_gemm(8192, 8192, f, DType::bf16(), DType::bf16(), d);
+      ASSERT_TRUE(plan.ok()) << preset << " " << spec << ": " << plan.status().to_string();
+      const MmaGemmConfig& c = entry_for(*plan, 1).config;
+      const bool grouped =
+          f.scale_kind == ScaleKind::kGroup || f.scale_kind == ScaleKind::kBlock;
+      const bool one_warp = f.type.bits == 8 && !grouped && c.arch == "sm_90a";
+      EXPECT_EQ(one_warp ? 1 : 4, c.warps_n) << preset << " " << spec << " " << c.to_string();
+      EXPECT_EQ(1, c.warps_m) << preset << " " << spec;
+      if (one_warp) {
+        EXPECT_EQ(256, c.stage_k()) << preset << " " << spec;
+        EXPECT_EQ(3, c.stages) << preset << " " << spec;
+      }
+      // The 16-token tile is not affected.
+      EXPECT_EQ(4, entry_for(*plan, 16).config.warps_n * entry_for(*plan, 16).config.warps_m)
+          << preset << " " << spec;
+    }
+  }
+}
+
+// Hopper's 33..128 tile: a 128-K stage of exactly one scale group (g128, codes of at most 4 words,
+// no float zero points) becomes a 256-K stage of two groups in half the stages (partial sums per
+// group in the kernel); other group sizes, wider codes and float zero points keep 128-K stages.
+TEST(MmaPlan, HopperWsStagesOfOneGroupBecomeTwoGroups) {
+  const DeviceInfo d = *device_preset("h200");
+  struct Case {
+    const char* spec;
+    int stage_k, stages;
+  };
+  const Case cases[] = {{"int4/g128/bf16", 256, 3},     {"uint4/g128/bf16/zp", 256, 3},
+                        {"int2/g128/bf16", 256, 3},     {"e2m1/g128/bf16", 256, 3},
+                        {"int4/g64/bf16", 128, 6},      {"int8/g128/bf16", 128, 6},
+                        {"uint4/g128/bf16/zp_fp32", 128, 6}, {"int4/channel/bf16", 128, 6}};
+  for (const Case& c : cases) {
+    auto plan =
+        plan_mma_gemm(8192, 8192, *WeightFormat::parse(c.spec), DType::bf16(), DType::bf16(), d);
+    ASSERT_TRUE(plan.ok()) << c.spec << ": " << plan.status().to_string();
+    const MmaGemmConfig& ws = entry_for(*plan, 64).config;
+    ASSERT_TRUE(ws.warp_specialized) << c.spec;
+    EXPECT_EQ(c.stage_k, ws.stage_k()) << c.spec << " " << ws.to_string();
+    EXPECT_EQ(c.stages, ws.stages) << c.spec << " " << ws.to_string();
+  }
+}
+
 // K splits of the warp-specialized Hopper tiles are summed in a thread-block cluster (2..8 of
 // them); decode tiles and other architectures keep the global fix-up.
 TEST(MmaPlan, SplitClustersOnlyForWarpSpecializedHopperTiles) {
