@@ -8,6 +8,9 @@
 #   tune        qgemm tune for each '|'-separated argument list in TUNE_ARGS, into one table
 #               $OUT/tuning.json (e.g. TUNE_ARGS="--n 8192 --k 8192 --weight int4/g128/bf16");
 #               TUNE_TILES (';'-separated tile texts, which hold spaces) replaces the candidates
+#   ncu         Nsight Compute (hardware counters; the H200 machines run Firecracker, where it
+#               works) on one `qgemm verify` launch per case, text report into $OUT/ncu.log.
+#               NCU_CASES: lines "name|weight|m|n|k|kernel regex|kernels"; NCU_SET (full)
 # Every step's log goes to $OUT/<step>.log; a short summary is printed last.
 set -u
 OUT=${OUT:-/tmp/qgemm-out}
@@ -39,6 +42,29 @@ for step in "$@"; do
         timeout "${TUNE_TIMEOUT:-400}" "$BIN/qgemm" tune $args "${tiles[@]}" --out "$OUT/tuning.json" >> "$OUT/tune.log" 2>&1 || rc=$?
       done
       grep -vE "^(mma_gemm|expand)" "$OUT/tune.log" | tail -n 60 ;;
+    ncu)
+      rc=0
+      ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
+      default_cases="int4_m1|int4/g128/bf16|1|8192|8192|mma_gemm|1
+int4_m16|int4/g128/bf16|16|8192|8192|mma_gemm|1
+int4_m64|int4/g128/bf16|64|8192|8192|mma_gemm|1
+int4_m256|int4/g128/bf16|256|8192|8192|mma_gemm|1
+int8_m1|int8/channel/bf16|1|8192|8192|mma_gemm|1
+int4_m4096|int4/g128/bf16|4096|8192|8192|mma_dequant|gemm|xmma|cutlass|2"
+      if [ -z "$ncu_bin" ]; then
+        echo "ncu not found" | tee "$OUT/ncu.log"; rc=1
+      else
+        while IFS= read -r line; do
+          [ -z "$line" ] && continue
+          IFS='|' read -r name weight m n k rest <<< "$line"
+          regex=${rest%|*} count=${rest##*|}
+          echo "==== $name: $weight M=$m N=$n K=$k, kernels /$regex/ x$count" >> "$OUT/ncu.log"
+          timeout "${NCU_TIMEOUT:-180}" "$ncu_bin" --clock-control none --set "${NCU_SET:-full}" \
+            -k "regex:$regex" -c "$count" "$BIN/qgemm" verify --backend jit --weight "$weight" \
+            --m "$m" --n "$n" --k "$k" --check-rows 8 >> "$OUT/ncu.log" 2>&1 || rc=$?
+        done <<< "${NCU_CASES:-$default_cases}"
+      fi
+      grep -E "^==== |^  [a-z_]+.*\(|Duration|DRAM Throughput|Compute \(SM\) Throughput|Registers Per|Achieved Occupancy" "$OUT/ncu.log" | head -n 80 ;;
     bench:*)
       name=${step#bench:}
       timeout "${BENCH_TIMEOUT:-400}" "$BIN/qgemm" bench "bench/recipes/$name.yaml" --out "$OUT/$name.json" --plot "$OUT/$name.svg" > "$OUT/bench_$name.log" 2>&1
