@@ -32,6 +32,7 @@ struct MmaGemmConfig {
   int units_per_stage = 2;  ///< K units per pipeline stage
   int stages = 4;           ///< cp.async ring depth
   int split_waves = 2;      ///< split-K aims at this many CTAs per SM (a launch setting)
+  int split_count = 0;      ///< fixed K splits (a launch setting); 0: from split_waves
   /// Hopper variant: one wgmma.m64n(8 frags_m)k16 per warpgroup and k-step instead of mma.sync
   /// (sm_90a; warps_n a multiple of 4, tiles_n 1, frags_m <= 32, whole 64-K activation slabs per
   /// stage).

@@ -63,6 +63,9 @@ BucketList buckets(const DeviceInfo& device) {
 //   QGEMM_SPLIT_PARTIAL_WAVES=1  splits may round up into a partial extra wave (the old rule)
 const Bucket& bucket(size_t i, const DeviceInfo& device) { return buckets(device).buckets[i]; }
 
+// The most K splits a launch takes (fix-up partials and counters are sized for it).
+constexpr int kMaxSplits = 16;
+
 MmaTile bucket_tile(size_t i, const DeviceInfo& device) {
   if (const char* env = std::getenv(str("QGEMM_MMA_BUCKET", i).c_str()))
     if (auto t = MmaTile::parse(env)) return *t;
@@ -79,7 +82,8 @@ int env_int(const char* name, int fallback) {
 
 std::string MmaTile::to_string() const {
   return str("w", warps_n, "x", warps_m, " t", tiles_n, " f", frags_m, " s", stages, " k", stage_k,
-             " waves", waves, warp_specialized ? " ws" : wgmma ? " wg" : "");
+             " waves", waves, splits > 0 ? str(" splits", splits) : std::string(),
+             warp_specialized ? " ws" : wgmma ? " wg" : "");
 }
 
 Expected<MmaTile> MmaTile::parse(const std::string& text) {
@@ -91,8 +95,8 @@ Expected<MmaTile> MmaTile::parse(const std::string& text) {
     return invalid_argument(str("mma tile '", text, "': ", why,
                                 "; expected e.g. \"w4x1 t1 f4 s6 k128 waves4\" (warps NxM, tiles "
                                 "per warp, 8-token groups per warp, stages, K per stage, "
-                                "CTAs per SM, optional wg for wgmma or ws for warp-specialized "
-                                "wgmma)"));
+                                "CTAs per SM, optional splitsN for N fixed K splits, wg for "
+                                "wgmma or ws for warp-specialized wgmma)"));
   };
   while (in >> part) {
     int a = 0, b = 0;
@@ -103,6 +107,9 @@ Expected<MmaTile> MmaTile::parse(const std::string& text) {
       t.wgmma = t.warp_specialized = true;
     } else if (std::sscanf(part.c_str(), "w%dx%d%c", &a, &b, &tail) == 2) {
       t.warps_n = a, t.warps_m = b, seen[0] = true;
+    } else if (std::sscanf(part.c_str(), "splits%d%c", &a, &tail) == 1) {
+      if (a < 1 || a > kMaxSplits) return bad(str("splits must be 1..", kMaxSplits));
+      t.splits = a;
     } else if (std::sscanf(part.c_str(), "waves%d%c", &a, &tail) == 1) {
       t.waves = a, seen[6] = true;
     } else if (std::sscanf(part.c_str(), "t%d%c", &a, &tail) == 1) {
@@ -139,6 +146,9 @@ int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const De
   const int64_t ctas = ((n_tiles + c.tiles_n * c.warps_n - 1) / (c.tiles_n * c.warps_n)) *
                        ((m + c.block_m() - 1) / c.block_m());
   const int64_t stages_total = (k + c.stage_k() - 1) / c.stage_k();
+  if (c.split_count > 0)
+    return static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(c.split_count, stages_total), 1,
+                                                kMaxSplits));
   static const int min_stages = env_int("QGEMM_SPLIT_MIN_STAGES", 4);
   static const int env_waves = env_int("QGEMM_SPLIT_WAVES", 0);
   static const bool partial_waves = env_int("QGEMM_SPLIT_PARTIAL_WAVES", 0) > 0;
@@ -153,7 +163,7 @@ int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const De
     const int64_t one_wave = mma_resident_estimate(c, device) * sms;
     splits = std::min<int64_t>(splits, std::max<int64_t>(one_wave / ctas, 1));
   }
-  return static_cast<int>(std::clamp<int64_t>(splits, 1, 16));
+  return static_cast<int>(std::clamp<int64_t>(splits, 1, kMaxSplits));
 }
 
 int mma_split_cluster(const MmaGemmConfig& config, int splits) {
@@ -186,6 +196,7 @@ Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& wei
   c.frags_m = t.frags_m;
   c.stages = t.stages;
   c.split_waves = t.waves;
+  c.split_count = t.splits;
   c.units_per_stage = std::max(1, t.stage_k / c.unit_k());
   // Groups smaller than a unit (g16, g32 under the 64-K unit of 4-bit codes) flush their fp32
   // partial sums several times per unit: with 8 token groups per warp, two units per stage

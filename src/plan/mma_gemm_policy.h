@@ -13,11 +13,13 @@ namespace qgemm {
 /// The tiling part of an mma_gemm kernel, as the planner and the autotuner choose it; the
 /// format part comes from the layer. Text form: "w4x1 t1 f4 s6 k128 waves4" (warps along N x
 /// along M, 16-row tiles per warp, 8-token groups per warp, pipeline stages, K per stage, CTAs
-/// per SM that split-K aims at); " wg" marks the Hopper wgmma variant (sm_90a).
+/// per SM that split-K aims at); " wg" marks the Hopper wgmma variant (sm_90a). An optional
+/// " splits3" fixes the K splits instead (a tuning table's choice for one layer's shape).
 struct MmaTile {
   int warps_n = 4, warps_m = 1, tiles_n = 1, frags_m = 1, stages = 4, stage_k = 128, waves = 2;
   bool wgmma = false;
   bool warp_specialized = false;  ///< "ws": wgmma with a copy warpgroup (implies wgmma)
+  int splits = 0;                 ///< fixed K splits, 1..16; 0: from `waves`
 
   std::string to_string() const;
   /// Parses to_string()'s form; the error names the bad part.
@@ -56,7 +58,8 @@ bool cublaslt_has_gemm(DType act, DType out);
 int mma_resident_estimate(const MmaGemmConfig& config, const DeviceInfo& device);
 
 /// K splits for `m` tokens: enough CTAs to fill the GPU `config.split_waves` times over, each
-/// split at least four pipeline stages long.
+/// split at least four pipeline stages long; or `config.split_count` (at most one split per
+/// stage) where a tile fixes it.
 int mma_splits(const MmaGemmConfig& config, int64_t m, int64_t n, int64_t k,
                const DeviceInfo& device);
 

@@ -127,10 +127,11 @@ TEST(TunedPlanGpu, EveryBucketOfATableMatchesTheReference) {
     l.weight = WeightFormat::parse(lc.weight)->to_string();
     l.act = lc.act;
     l.out = lc.out.name();
-    // Tiles the heuristics never use, so the table is visibly what runs.
-    l.buckets = {{2, false, *MmaTile::parse("w4x1 t1 f2 s6 k256 waves4")},
+    // Tiles the heuristics never use, so the table is visibly what runs; two with fixed split
+    // counts (5 splits over 6 stages of 256 K: splits of one and two stages).
+    l.buckets = {{2, false, *MmaTile::parse("w4x1 t1 f2 s6 k256 waves4 splits5")},
                  {40, false, *MmaTile::parse("w4x2 t1 f4 s4 k128 waves1")},
-                 {300, false, *MmaTile::parse("w8x1 t1 f8 s4 k128 waves2")},
+                 {300, false, *MmaTile::parse("w8x1 t1 f8 s4 k128 waves2 splits3")},
                  {INT64_MAX, true, {}}};
     t.put(l);
     const std::string path = (dir.path / "t.json").string();

@@ -213,6 +213,21 @@ TEST(MmaPlan, SplitsFollowTokensAndK) {
   EXPECT_LE(mma_splits(decode, 1, 4096, 8 * decode.stage_k(), d), 2);
 }
 
+// A tile's fixed split count replaces the waves rule, at most one split per K stage.
+TEST(MmaPlan, FixedSplitsOverrideTheWavesRule) {
+  const DeviceInfo d = *device_preset("h200");
+  const WeightFormat f = *WeightFormat::parse("int4/g128/bf16");
+  auto c = mma_config_for(*MmaTile::parse("w4x1 t1 f1 s4 k256 waves4 splits7"), f, DType::bf16(),
+                          DType::bf16(), d);
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  EXPECT_EQ(7, mma_splits(*c, 1, 28672, 8192, d));
+  EXPECT_EQ(7, mma_splits(*c, 4096, 28672, 8192, d)) << "whatever the tokens";
+  EXPECT_EQ(3, mma_splits(*c, 1, 28672, 3 * c->stage_k(), d)) << "one split per stage at most";
+  EXPECT_EQ(1, mma_splits(*c, 1, 28672, 1, d));
+  c->split_count = 0;
+  EXPECT_EQ(1, mma_splits(*c, 1, 28672, 8192, d)) << "the waves rule: 448 CTAs fill one wave";
+}
+
 TEST(MmaPlan, PreAmpereArchIsUnsupported) {
   DeviceInfo d;
   d.name = "hand-made sm_75";

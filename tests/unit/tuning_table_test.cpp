@@ -77,6 +77,22 @@ TEST(MmaTile, TextRoundTripAndErrors) {
   EXPECT_EQ(ampere.status().code(), ErrorCode::kUnsupported);
   // waves is optional (defaults to 2); the rest is required.
   EXPECT_TRUE(MmaTile::parse("w4x1 t1 f1 s6 k256").ok());
+  // A fixed split count, 1..16, kept through the text form and into the config.
+  auto fixed = MmaTile::parse("w4x1 t1 f1 s4 k256 waves4 splits7");
+  ASSERT_TRUE(fixed.ok()) << fixed.status().to_string();
+  EXPECT_EQ(fixed->splits, 7);
+  EXPECT_EQ(fixed->to_string(), "w4x1 t1 f1 s4 k256 waves4 splits7");
+  auto fixed_config =
+      mma_config_for(*fixed, f, DType::bf16(), DType::bf16(), *device_preset("h200"));
+  ASSERT_TRUE(fixed_config.ok());
+  EXPECT_EQ(fixed_config->split_count, 7);
+  for (const char* bad : {"w4x1 t1 f1 s4 k256 splits0", "w4x1 t1 f1 s4 k256 splits17"}) {
+    auto r = MmaTile::parse(bad);
+    EXPECT_FALSE(r.ok()) << bad;
+    if (!r.ok()) {
+      EXPECT_NE(r.status().message().find("splits must be 1..16"), std::string::npos);
+    }
+  }
   for (const char* bad : {"", "w4x1 t1 f1 s6", "w4 t1 f1 s6 k256", "w4x1 t1 f0 s6 k256",
                           "w4x1 t1 f1 s1 k256", "w4x1 t1 f1 s6 k256 z3", "w4x1 t1x f1 s6 k256"}) {
     auto r = MmaTile::parse(bad);
