@@ -59,7 +59,7 @@ int4_m4096|int4/g128/bf16|4096|8192|8192|mma_dequant|gemm|xmma|cutlass|2"
           IFS='|' read -r name weight m n k rest <<< "$line"
           regex=${rest%|*} count=${rest##*|}
           echo "==== $name: $weight M=$m N=$n K=$k, kernels /$regex/ x$count" >> "$OUT/ncu.log"
-          timeout "${NCU_TIMEOUT:-180}" "$ncu_bin" --clock-control none --set "${NCU_SET:-full}" \
+          timeout "${NCU_TIMEOUT:-90}" "$ncu_bin" --clock-control none --set "${NCU_SET:-full}" \
             -k "regex:$regex" -c "$count" "$BIN/qgemm" verify --backend jit --weight "$weight" \
             --m "$m" --n "$n" --k "$k" --check-rows 8 >> "$OUT/ncu.log" 2>&1 || rc=$?
         done <<< "${NCU_CASES:-$default_cases}"
