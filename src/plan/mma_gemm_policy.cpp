@@ -83,7 +83,9 @@ int env_int(const char* name, int fallback) {
 std::string MmaTile::to_string() const {
   return str("w", warps_n, "x", warps_m, " t", tiles_n, " f", frags_m, " s", stages, " k", stage_k,
              " waves", waves, splits > 0 ? str(" splits", splits) : std::string(),
-             warp_specialized ? " ws" : wgmma ? " wg" : "");
+             warp_specialized ? " ws"
+             : wgmma          ? " wg"
+                              : "");
 }
 
 Expected<MmaTile> MmaTile::parse(const std::string& text) {
@@ -147,8 +149,8 @@ int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const De
                        ((m + c.block_m() - 1) / c.block_m());
   const int64_t stages_total = (k + c.stage_k() - 1) / c.stage_k();
   if (c.split_count > 0)
-    return static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(c.split_count, stages_total), 1,
-                                                kMaxSplits));
+    return static_cast<int>(
+        std::clamp<int64_t>(std::min<int64_t>(c.split_count, stages_total), 1, kMaxSplits));
   static const int min_stages = env_int("QGEMM_SPLIT_MIN_STAGES", 4);
   static const int env_waves = env_int("QGEMM_SPLIT_WAVES", 0);
   static const bool partial_waves = env_int("QGEMM_SPLIT_PARTIAL_WAVES", 0) > 0;
@@ -273,8 +275,8 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
     // tokens (Hopper's); elsewhere that tile also serves up to 32 tokens.
     const bool grouped =
         weight.scale_kind == ScaleKind::kGroup || weight.scale_kind == ScaleKind::kBlock;
-    if (bucket(i, device).max_m <= 8 && tile.frags_m == 1 && !tile.wgmma &&
-        weight.type.bits == 8 && !grouped)
+    if (bucket(i, device).max_m <= 8 && tile.frags_m == 1 && !tile.wgmma && weight.type.bits == 8 &&
+        !grouped)
       tile.warps_n = 1, tile.warps_m = 1, tile.tiles_n = 1, tile.stages = 3, tile.stage_k = 256;
     auto c = mma_config_for(tile, weight, act, out, device);
     if (!c) return c.status();

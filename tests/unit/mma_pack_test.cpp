@@ -241,7 +241,8 @@ std::vector<BitPlace> documented_places(int bits, int64_t k_units, int64_t row, 
   int first_word = 0, shift = 0;
   for (int w : widths) {
     const int per_word = 16 / w;
-    places.push_back({word_of(first_word + q / per_word), half * 16 + (q % per_word) * w, w, shift});
+    places.push_back(
+        {word_of(first_word + q / per_word), half * 16 + (q % per_word) * w, w, shift});
     first_word += steps * w / 4;  // "plane p occupies kSteps * w / 4 consecutive words"
     shift += w;
   }

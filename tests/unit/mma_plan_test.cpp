@@ -141,8 +141,7 @@ TEST(MmaPlan, UngroupedEightBitCodesDecodeInOneWarpCtas) {
       auto plan = plan_mma_gemm(8192, 8192, f, DType::bf16(), DType::bf16(), d);
       ASSERT_TRUE(plan.ok()) << preset << " " << spec << ": " << plan.status().to_string();
       const MmaGemmConfig& c = entry_for(*plan, 1).config;
-      const bool grouped =
-          f.scale_kind == ScaleKind::kGroup || f.scale_kind == ScaleKind::kBlock;
+      const bool grouped = f.scale_kind == ScaleKind::kGroup || f.scale_kind == ScaleKind::kBlock;
       const bool one_warp = f.type.bits == 8 && !grouped && c.arch == "sm_90a";
       EXPECT_EQ(one_warp ? 1 : 4, c.warps_n) << preset << " " << spec << " " << c.to_string();
       EXPECT_EQ(1, c.warps_m) << preset << " " << spec;
@@ -166,9 +165,9 @@ TEST(MmaPlan, HopperWsStagesOfOneGroupBecomeTwoGroups) {
     const char* spec;
     int stage_k, stages;
   };
-  const Case cases[] = {{"int4/g128/bf16", 256, 3},     {"uint4/g128/bf16/zp", 256, 3},
-                        {"int2/g128/bf16", 256, 3},     {"e2m1/g128/bf16", 256, 3},
-                        {"int4/g64/bf16", 128, 6},      {"int8/g128/bf16", 128, 6},
+  const Case cases[] = {{"int4/g128/bf16", 256, 3},          {"uint4/g128/bf16/zp", 256, 3},
+                        {"int2/g128/bf16", 256, 3},          {"e2m1/g128/bf16", 256, 3},
+                        {"int4/g64/bf16", 128, 6},           {"int8/g128/bf16", 128, 6},
                         {"uint4/g128/bf16/zp_fp32", 128, 6}, {"int4/channel/bf16", 128, 6}};
   for (const Case& c : cases) {
     auto plan =

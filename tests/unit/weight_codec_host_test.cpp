@@ -317,9 +317,9 @@ void expect_triple_slot(std::mt19937& rng) {
       field = ((words[S::kWord] >> S::kShift) & (S::kMask << S::kR)) | magic;
     }
     for (u32 zero : {0u, 4u, 7u}) {
-      const u32 addend = hfma2_model<kElem>(exact_half2_bits<kElem>(double(zero)),
-                                            exact_half2_bits<kElem>(-1.0),
-                                            exact_half2_bits<kElem>(-magic_value * scale));
+      const u32 addend =
+          hfma2_model<kElem>(exact_half2_bits<kElem>(double(zero)), exact_half2_bits<kElem>(-1.0),
+                             exact_half2_bits<kElem>(-magic_value * scale));
       const u32 v = hfma2_model<kElem>(field, exact_half2_bits<kElem>(scale), addend);
       ASSERT_EQ(double(c) - zero, half_value<kElem>(v)) << "slot " << Q << " code " << c;
       ASSERT_EQ(double(partner) - zero, half_value<kElem>(v >> 16)) << "slot " << Q;

@@ -117,9 +117,9 @@ void add_check_specs(const std::string& arch, SpecSet& set, std::vector<std::str
     // The wgmma variants `qgemm tune` may choose on Hopper: the smallest, a two-warpgroup and
     // the largest token tile, and the warp-specialized 128-row tiles.
     if (arch == "sm_90a")
-      for (const char* tile : {"w4x1 t1 f2 s6 k128 wg", "w4x2 t1 f8 s4 k128 wg",
-                               "w4x1 t1 f16 s4 k128 wg", "w8x1 t1 f8 s6 k128 ws",
-                               "w8x1 t1 f16 s5 k128 ws", "w8x1 t1 f8 s4 k256 ws"}) {
+      for (const char* tile :
+           {"w4x1 t1 f2 s6 k128 wg", "w4x2 t1 f8 s4 k128 wg", "w4x1 t1 f16 s4 k128 wg",
+            "w8x1 t1 f8 s6 k128 ws", "w8x1 t1 f16 s5 k128 ws", "w8x1 t1 f8 s4 k256 ws"}) {
         auto c = mma_config_for(*MmaTile::parse(tile), weight, *parse_dtype(f.act),
                                 *parse_dtype(f.out), device);
         if (!c)
