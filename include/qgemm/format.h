@@ -54,6 +54,10 @@ struct WeightFormat {
 
   bool has_scales() const { return scale_kind != ScaleKind::kNone; }
   bool has_zero_points() const { return zero_point != ZeroPointKind::kNone; }
+  /// Group or block scales: a scale per group_k columns of K.
+  bool has_group_scales() const {
+    return scale_kind == ScaleKind::kGroup || scale_kind == ScaleKind::kBlock;
+  }
   /// Shape of the per-expert scale (and zero-point) matrix for an [n, k] weight.
   int64_t scale_rows(int64_t n) const;
   int64_t scale_cols(int64_t k) const;

@@ -74,7 +74,7 @@ class QdqLayer final : public PreparedLayer {
     p.rows_per_scale = f.scale_kind == ScaleKind::kBlock    ? f.group_n
                        : f.scale_kind == ScaleKind::kTensor ? INT32_MAX
                                                             : 1;
-    p.cols_per_scale = (f.scale_kind == ScaleKind::kGroup || f.scale_kind == ScaleKind::kBlock)
+    p.cols_per_scale = f.has_group_scales()
                            ? f.group_k
                            : INT32_MAX;
     p.out = reinterpret_cast<u16*>(dense_.ptr());

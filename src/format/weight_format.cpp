@@ -116,7 +116,7 @@ Status WeightFormat::validate() const {
   if (has_scales() && !is_scale_type(scale_type))
     return invalid_argument(
         str("scale type ", scale_type.name(), " is not supported; accepted: ", kScaleTypes));
-  if ((scale_kind == ScaleKind::kGroup || scale_kind == ScaleKind::kBlock) && group_k <= 0)
+  if (has_group_scales() && group_k <= 0)
     return invalid_argument(str("group size ", group_k, " must be positive"));
   if (scale_kind == ScaleKind::kBlock && group_n <= 0)
     return invalid_argument(str("block height ", group_n, " must be positive"));
@@ -211,13 +211,13 @@ int64_t WeightFormat::scale_row(int64_t n) const {
 }
 
 int64_t WeightFormat::scale_col(int64_t k) const {
-  return (scale_kind == ScaleKind::kGroup || scale_kind == ScaleKind::kBlock) ? k / group_k : 0;
+  return has_group_scales() ? k / group_k : 0;
 }
 
 Status WeightFormat::check_shape(int64_t n, int64_t k) const {
   if (n <= 0 || k <= 0)
     return invalid_argument(str("weight shape N=", n, ", K=", k, " must be positive"));
-  if ((scale_kind == ScaleKind::kGroup || scale_kind == ScaleKind::kBlock) && k % group_k != 0)
+  if (has_group_scales() && k % group_k != 0)
     return invalid_argument(str("K=", k, " is not a multiple of the group size ", group_k,
                                 " of weight format ", to_string()));
   return Status();

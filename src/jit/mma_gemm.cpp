@@ -41,7 +41,7 @@ MmaGemmConfig MmaGemmConfig::from_format(const WeightFormat& w, DType act, DType
   }
   c.zero_table = w.has_zero_points();
   c.float_zero = w.zero_point == ZeroPointKind::kFloat;
-  if (w.scale_kind == ScaleKind::kGroup || w.scale_kind == ScaleKind::kBlock) {
+  if (w.has_group_scales()) {
     c.group_k = w.group_k;
     c.scale_table = mma_scale_table_type(w.scale_type);
   }

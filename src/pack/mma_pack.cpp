@@ -81,7 +81,7 @@ Expected<MmaPackedWeight> pack_mma(const QuantizedWeight& w, int64_t expert, DTy
   p.n_tiles = static_cast<int>((w.n + 15) / 16);
   const int unit_k = mma_layout::unit_k(p.bits);
   p.k_units = static_cast<int>((w.k + unit_k - 1) / unit_k);
-  const bool grouped = f.scale_kind == ScaleKind::kGroup || f.scale_kind == ScaleKind::kBlock;
+  const bool grouped = f.has_group_scales();
   if (f.has_zero_points() && !grouped)
     return unsupported(str("pack_mma: ", f.to_string(),
                            ": zero points need group or block scales in the mma layout"));

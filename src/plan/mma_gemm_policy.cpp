@@ -273,10 +273,8 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
     // g128 scales the one-warp CTAs lose (int8/g128 22.66 -> 22.98, 4-warp CTAs kept).
     // bench/results/h200/session9. Only where it was measured: the decode bucket of at most 8
     // tokens (Hopper's); elsewhere that tile also serves up to 32 tokens.
-    const bool grouped =
-        weight.scale_kind == ScaleKind::kGroup || weight.scale_kind == ScaleKind::kBlock;
     if (bucket(i, device).max_m <= 8 && tile.frags_m == 1 && !tile.wgmma && weight.type.bits == 8 &&
-        !grouped)
+        !weight.has_group_scales())
       tile.warps_n = 1, tile.warps_m = 1, tile.tiles_n = 1, tile.stages = 3, tile.stage_k = 256;
     auto c = mma_config_for(tile, weight, act, out, device);
     if (!c) return c.status();

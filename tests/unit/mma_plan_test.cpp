@@ -141,8 +141,7 @@ TEST(MmaPlan, UngroupedEightBitCodesDecodeInOneWarpCtas) {
       auto plan = plan_mma_gemm(8192, 8192, f, DType::bf16(), DType::bf16(), d);
       ASSERT_TRUE(plan.ok()) << preset << " " << spec << ": " << plan.status().to_string();
       const MmaGemmConfig& c = entry_for(*plan, 1).config;
-      const bool grouped = f.scale_kind == ScaleKind::kGroup || f.scale_kind == ScaleKind::kBlock;
-      const bool one_warp = f.type.bits == 8 && !grouped && c.arch == "sm_90a";
+      const bool one_warp = f.type.bits == 8 && !f.has_group_scales() && c.arch == "sm_90a";
       EXPECT_EQ(one_warp ? 1 : 4, c.warps_n) << preset << " " << spec << " " << c.to_string();
       EXPECT_EQ(1, c.warps_m) << preset << " " << spec;
       if (one_warp) {
