@@ -74,9 +74,7 @@ class QdqLayer final : public PreparedLayer {
     p.rows_per_scale = f.scale_kind == ScaleKind::kBlock    ? f.group_n
                        : f.scale_kind == ScaleKind::kTensor ? INT32_MAX
                                                             : 1;
-    p.cols_per_scale = f.has_group_scales()
-                           ? f.group_k
-                           : INT32_MAX;
+    p.cols_per_scale = f.has_group_scales() ? f.group_k : INT32_MAX;
     p.out = reinterpret_cast<u16*>(dense_.ptr());
     const int64_t total = problem_.n * ldw();
     const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((total + 255) / 256, 132 * 16));

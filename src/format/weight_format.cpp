@@ -210,9 +210,7 @@ int64_t WeightFormat::scale_row(int64_t n) const {
   }
 }
 
-int64_t WeightFormat::scale_col(int64_t k) const {
-  return has_group_scales() ? k / group_k : 0;
-}
+int64_t WeightFormat::scale_col(int64_t k) const { return has_group_scales() ? k / group_k : 0; }
 
 Status WeightFormat::check_shape(int64_t n, int64_t k) const {
   if (n <= 0 || k <= 0)

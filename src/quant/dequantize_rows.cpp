@@ -35,8 +35,7 @@ void dequantize_row(const QuantizedWeight& w, int64_t e, int64_t row, double* ou
   }
   if (!f.has_scales()) return;
   // Scales and zero points are constant over runs of `step` columns (a group, or the whole row).
-  const int64_t step =
-      f.has_group_scales() ? f.group_k : w.k;
+  const int64_t step = f.has_group_scales() ? f.group_k : w.k;
   const double global = f.global_scale ? double(w.global[e]) : 1.0;
   for (int64_t col0 = 0; col0 < w.k; col0 += step) {
     const int64_t si = w.scale_index(e, row, col0);
