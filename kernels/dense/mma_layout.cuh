@@ -8,19 +8,18 @@
 // Lane (g = lane / 4, t = lane % 4) owns, per k-step s, the four A-fragment pairs of mma.m16n8k16:
 //   pair r = 0: row g,   k 2t..2t+1      r = 1: row g+8, k 2t..2t+1
 //   pair r = 2: row g,   k 2t+8..2t+9    r = 3: row g+8, k 2t+8..2t+9
-// numbered q = 4 s + r. A code of b bits is split into bit planes of 8, 4, 2 or 1 bits
-// (b = 5 -> 4+1, 6 -> 4+2, 7 -> 4+2+1), lowest bits first. Plane p of width w stores
-// 16 / w pairs per 32-bit word: pair i of the word puts the even-k element's bits at
-// [i*w, i*w + w) of the low half and the odd-k element's at the same place in the high half, so
-// one shift and one mask give a pair in both halves (the magic-number conversion then needs no
-// further moves). Per lane and unit, plane p occupies kSteps * w / 4 consecutive words.
-//
-// 3-bit codes are kept whole instead ("triples"): each three consecutive words of a lane hold 16
-// pairs, word j (0..2) pairs 5j .. 5j+4 of them as 3-bit fields at bits 3i of each half
-// (i = 0..4), and bit 15 of each half of word j holds bit j of the 16th pair. A pair then costs
-// one mask and one fma like a 4-bit one, where 2+1 planes cost two of each (the integer pipe is
-// what wide-code decode is short of: int3/g128 N = 28672 M = 1 spent 36 us computing against
-// 27 us copying, bench/NOTES.md).
+// numbered q = 4 s + r. Codes are kept whole, as b-bit fields: a lane's unit words form groups
+// of G = b / gcd(b, 16) words holding P = 16 G / b pairs (b = 1, 2, 4, 8: one word of 16 / b
+// pairs; b = 3: 3 words, 16 pairs; 5: 5, 16; 6: 3, 8; 7: 7, 16). Word j of a group holds pairs
+// F j .. F j + F - 1 (F = 16 / b fields per half-word) at bits [i b, i b + b) of each half
+// (i = 0 .. F - 1): the even-k element in the low half, the odd-k element at the same place in
+// the high half, so one shift and one mask give a pair in both halves, ready for the
+// magic-number conversion. The S = 16 - F b spare bits at the top of each half of the group's
+// words, taken word by word, hold the group's remaining P - F G pairs, b bits each, lowest bits
+// first (b = 3: the 16th pair's bit j in bit 15 of word j). Whole fields cost one mask and one
+// fma per pair, where bit planes (2+1, 4+1, 4+2, 4+2+1) cost one of each per plane (the integer
+// pipe is what wide-code decode is short of: int3/g128 N = 28672 M = 1 spent 36 us computing
+// against 27 us copying, bench/NOTES.md).
 //
 // Codes are stored unsigned: intN as code + 2^(N-1) (offset binary), uintN as is, floats as
 // their raw bits.
@@ -43,48 +42,26 @@ QGEMM_HOST_DEVICE constexpr int unit_vectors(int bits) { return unit_words(bits)
 /// Bytes of one 16-row tile for one unit.
 QGEMM_HOST_DEVICE constexpr int unit_bytes(int bits) { return unit_vectors(bits) * 512; }
 
-/// Whether codes of this width are packed as triples (see above) rather than in planes.
-QGEMM_HOST_DEVICE constexpr bool packs_triples(int bits) { return bits == 3; }
-
-/// Bit planes of a code (triples count as one plane of 3 bits: a pair is one field).
-QGEMM_HOST_DEVICE constexpr int plane_count(int bits) {
-  return bits == 5 || bits == 6 ? 2 : bits == 7 ? 3 : 1;
-}
-/// Width of plane p (lowest bits first).
-QGEMM_HOST_DEVICE constexpr int plane_bits(int bits, int p) {
-  return bits == 5   ? (p == 0 ? 4 : 1)
-         : bits == 6 ? (p == 0 ? 4 : 2)
-         : bits == 7 ? (p == 0   ? 4
-                        : p == 1 ? 2
-                                 : 1)
-                     : bits;
-}
-/// Lowest code bit held by plane p.
-QGEMM_HOST_DEVICE constexpr int plane_shift(int bits, int p) {
-  return p == 0 ? 0 : plane_shift(bits, p - 1) + plane_bits(bits, p - 1);
-}
-/// First word of plane p in a lane's unit data.
-QGEMM_HOST_DEVICE constexpr int plane_word(int bits, int p) {
-  return p == 0 ? 0 : plane_word(bits, p - 1) + unit_steps(bits) * plane_bits(bits, p - 1) / 4;
-}
-/// Pairs per 32-bit word in a plane of width w.
-QGEMM_HOST_DEVICE constexpr int pairs_per_word(int w) { return 16 / w; }
+/// Field layout of b-bit codes (see above): words per group, pairs per group, fields per
+/// half-word and the spare bits at the top of each half.
+QGEMM_HOST_DEVICE constexpr int group_words(int bits) { return bits / (bits & -bits); }
+QGEMM_HOST_DEVICE constexpr int group_pairs(int bits) { return 16 * group_words(bits) / bits; }
+QGEMM_HOST_DEVICE constexpr int fields_per_half(int bits) { return 16 / bits; }
+QGEMM_HOST_DEVICE constexpr int spare_bits(int bits) { return 16 - fields_per_half(bits) * bits; }
 
 /// Where code bits b .. b + run - 1 of pair `pair` lie in a lane's unit data: word `word`, from
-/// bit `bit` of each half on.
+/// bit `bit` of each half on. A field holds all bits of its pair (run = bits - b); a pair in the
+/// spare bits spreads over several words.
 struct CodeBits {
   int word, bit, run;
 };
 QGEMM_HOST_DEVICE constexpr CodeBits code_bits(int bits, int pair, int b) {
-  if (packs_triples(bits)) {
-    const int base = 3 * (pair / 16), i = pair % 16;
-    return i < 15 ? CodeBits{base + i / 5, 3 * (i % 5) + b, 3 - b} : CodeBits{base + b, 15, 1};
-  }
-  int p = 0;
-  while (p + 1 < plane_count(bits) && plane_shift(bits, p + 1) <= b) ++p;
-  const int width = plane_bits(bits, p), within = b - plane_shift(bits, p);
-  return {plane_word(bits, p) + pair / pairs_per_word(width),
-          (pair % pairs_per_word(width)) * width + within, width - within};
+  const int base = group_words(bits) * (pair / group_pairs(bits)), i = pair % group_pairs(bits);
+  const int per_half = fields_per_half(bits), in_fields = per_half * group_words(bits);
+  if (i < in_fields) return {base + i / per_half, bits * (i % per_half) + b, bits - b};
+  const int spare = spare_bits(bits), at = (i - in_fields) * bits + b;
+  const int run = spare - at % spare < bits - b ? spare - at % spare : bits - b;
+  return {base + at / spare, per_half * bits + at % spare, run};
 }
 
 }  // namespace mma_layout

@@ -199,12 +199,12 @@ TEST(MmaPackExperts, EachExpertPacksIndependently) {
   }
 }
 
-// Where plane p of element (row, col) lives, derived from the prose of mma_layout.cuh alone.
+// Where the bits of element (row, col) live, derived from the prose of mma_layout.cuh alone.
 struct BitPlace {
   int64_t word;
   int bit;
   int width;
-  int shift;  // lowest code bit of the plane
+  int shift;  // lowest code bit held here
 };
 
 std::vector<BitPlace> documented_places(int bits, int64_t k_units, int64_t row, int64_t col) {
@@ -222,30 +222,19 @@ std::vector<BitPlace> documented_places(int bits, int64_t k_units, int64_t row, 
     return ((row / 16) * k_units + col / unit_k) * unit_words * 32 + (lane_word / 4) * 128 +
            lane * 4 + lane_word % 4;
   };
-  if (bits == 3) {
-    // "each three consecutive words of a lane hold 16 pairs, word j (0..2) pairs 5j .. 5j+4 of
-    // them as 3-bit fields at bits 3i of each half (i = 0..4), and bit 15 of each half of word j
-    // holds bit j of the 16th pair."
-    const int group = q / 16, i = q % 16;
-    if (i < 15) return {{word_of(3 * group + i / 5), half * 16 + 3 * (i % 5), 3, 0}};
-    std::vector<BitPlace> split;
-    for (int j = 0; j < 3; ++j) split.push_back({word_of(3 * group + j), half * 16 + 15, 1, j});
-    return split;
-  }
-  // "b = 5 -> 4+1, 6 -> 4+2, 7 -> 4+2+1", lowest bits first.
-  std::vector<int> widths = {bits};
-  if (bits == 5) widths = {4, 1};
-  if (bits == 6) widths = {4, 2};
-  if (bits == 7) widths = {4, 2, 1};
+  // "groups of G = b / gcd(b, 16) words holding P = 16 G / b pairs"; "F = 16 / b fields per
+  // half-word"; "the S = 16 - F b spare bits at the top of each half"
+  int gcd = 16;
+  while (bits % gcd != 0) gcd /= 2;
+  const int G = bits / gcd, P = 16 * G / bits, F = 16 / bits, S = 16 - F * bits;
+  const int first = G * (q / P), i = q % P;
+  // "Word j of a group holds pairs F j .. F j + F - 1 at bits [i b, i b + b) of each half"
+  if (i < F * G) return {{word_of(first + i / F), half * 16 + bits * (i % F), bits, 0}};
+  // "taken word by word, hold the group's remaining P - F G pairs, b bits each, lowest bits
+  // first": one place per bit.
   std::vector<BitPlace> places;
-  int first_word = 0, shift = 0;
-  for (int w : widths) {
-    const int per_word = 16 / w;
-    places.push_back(
-        {word_of(first_word + q / per_word), half * 16 + (q % per_word) * w, w, shift});
-    first_word += steps * w / 4;  // "plane p occupies kSteps * w / 4 consecutive words"
-    shift += w;
-  }
+  for (int b = 0, at = (i - F * G) * bits; b < bits; ++b, ++at)
+    places.push_back({word_of(first + at / S), half * 16 + F * bits + at % S, 1, b});
   return places;
 }
 
@@ -267,51 +256,54 @@ TEST(MmaPackLayout, Int4Row9K3ByHand) {
   EXPECT_EQ(20, at[0].bit);
 }
 
-// Split planes and triples, by hand: uint3 (0, 0) = 0b111 -> pair 0 of lane 0, bits 0..2 of word
-// 0; uint3 (8, 56) = 0b101 -> step 3, r = 3 (row g + 8, k 8..15): pair 15, the split one, so
-// bit 15 of lane words 0 (1), 1 (0) and 2 (1); uint6 (0, 0) = 0b100110 -> 0110 in word 0, 10
-// in packed word 256; uint7 (20, 37) of a 32 x 300 weight: tile 1, unit 0 of 2, step 2, g 4, t 2, r
-// 0, odd k -> lane 18, pair 8, high half; 7 vectors per unit, so the tile's unit starts at word 2 *
-// 896 = 1792; planes at lane words 2 (bit 16), 16 + 1 (bit 16) and 24 (bit 16 + 8).
-TEST(MmaPackLayout, BitPlanesByHand) {
+// Fields and spare-bit pairs, by hand: uint3 (0, 0) = 0b111 -> pair 0 of lane 0, bits 0..2 of
+// word 0; uint3 (8, 56) = 0b101 -> step 3, r = 3 (row g + 8, k 8..15): pair 15, the one in the
+// spare bits, so bit 15 of lane words 0 (1), 1 (0) and 2 (1); uint6 (0, 0) = 0b100110 -> bits
+// 0..5 of word 0; uint6 (0, 24) = 0b110101 -> step 1, r = 2 (row g, k 8..15): pair 6 of the first
+// group of three words, the first in its spare bits: bits 0..3 in bits 12..15 of word 0, bits
+// 4..5 in bits 12..13 of word 1.
+TEST(MmaPackLayout, FieldsByHand) {
   struct Case {
     const char* spec;
     int64_t n, k, row, col;
     uint32_t code;
-    std::vector<std::pair<int64_t, uint32_t>> words;  // packed word index, its value
+    std::vector<std::pair<int64_t, uint32_t>> words;  // per place: packed word index, its bits
   };
-  // uint7 planes 1010, 01 and 1.
-  const std::vector<std::pair<int64_t, uint32_t>> uint7_words = {
-      {1866, 0b1010u << 16}, {2377, 0b01u << 16}, {2632, 1u << 24}};
   const Case cases[] = {
       {"uint3", 16, 256, 0, 0, 0b111, {{0, 0b111}}},
       {"uint3", 16, 256, 8, 56, 0b101, {{0, 1u << 15}, {1, 0}, {2, 1u << 15}}},
-      {"uint6", 16, 128, 0, 0, 0b100110, {{0, 0b0110}, {256, 0b10}}},
-      {"uint7", 32, 300, 20, 37, 0b1011010, uint7_words},
+      {"uint6", 16, 128, 0, 0, 0b100110, {{0, 0b100110}}},
+      {"uint6",
+       16,
+       128,
+       0,
+       24,
+       0b110101,
+       {{0, 1u << 12}, {0, 0}, {0, 1u << 14}, {0, 0}, {1, 1u << 12}, {1, 1u << 13}}},
   };
   for (const Case& c : cases) {
-    SCOPED_TRACE(c.spec);
+    SCOPED_TRACE(str(c.spec, " (", c.row, ", ", c.col, ")"));
     QuantizedWeight w = random_weight(*WeightFormat::parse(c.spec), 1, c.n, c.k, 1);
     std::fill(w.codes.begin(), w.codes.end(), 0);
     w.set_code(0, c.row, c.col, c.code);
     auto p = pack_mma(w, 0, DType::bf16());
     ASSERT_TRUE(p.ok()) << p.status().to_string();
     std::vector<uint32_t> want(p->codes.size(), 0u);
-    for (auto [word, value] : c.words) want[word] = value;
+    for (auto [word, value] : c.words) want[word] |= value;
     EXPECT_EQ(want, p->codes);
     const auto places = documented_places(w.format.type.bits, p->k_units, c.row, c.col);
     ASSERT_EQ(c.words.size(), places.size());
     for (size_t i = 0; i < places.size(); ++i) {
-      EXPECT_EQ(c.words[i].first, places[i].word) << "plane " << i;
+      EXPECT_EQ(c.words[i].first, places[i].word) << "place " << i;
       EXPECT_EQ(c.words[i].second, ((c.code >> places[i].shift) & ((1u << places[i].width) - 1))
                                        << places[i].bit)
-          << "plane " << i;
+          << "place " << i;
     }
   }
 }
 
 // One element set at a time, for every width and sampled positions across tiles, units, steps and
-// lanes: the packed buffer holds exactly that element's plane bits where the prose says.
+// lanes: the packed buffer holds exactly that element's bits where the prose says.
 TEST(MmaPackLayout, EveryWidthMatchesTheDocumentedLayout) {
   std::mt19937 rng(11);
   for (int bits = 1; bits <= 8; ++bits) {
