@@ -748,11 +748,103 @@ struct MmaGemm {
 #endif
   }
 
+  // ---- epilogue through shared memory -------------------------------------------------------
+  //
+  // NOTE: storing straight from the accumulator fragments takes 2- or 4-byte pieces spread over
+  // 8 rows and 8 tokens per instruction, each with its own address arithmetic and bounds check:
+  // ~1100 straight-line instructions per warp at 128 x 128 tiles, each fetched once (H200, ncu:
+  // 16% of the M = 256 kernel's samples, nearly all waiting for instructions). Staged as
+  // [token][row] fp32 in the drained ring, the tile leaves in pieces of 8 rows (one 16-byte
+  // store) from a short loop; split-K partials go out and come back the same way. H200: ws
+  // tiles 2-6% faster (M = 64 .. 1024); the decode tiles lost 1-3% (their main loop compiled
+  // to another schedule, 128 -> 95 registers), so they keep the fragment stores.
+  static constexpr int kTileStride = kRedRows + 4;  // + 4: the fragment writes hit 32 banks
+  static constexpr bool kStagedTile =
+      kWs && kTileStride * kBlockM * 4 <= Cfg::kStages * kStageBytes;
+  static constexpr int kPiecesPerToken = kRedRows / 8;
+
+  /// Writes the compute threads' accumulators to the staged tile (after the last stage).
+  static QGEMM_DEVICE void stage_tile(float* tile, const FragC (&acc)[kTN][kFM], int warp_n,
+                                      int warp_m, int lane) {
+    sync_compute_threads();  // every compute warp is done with the ring
+    for_each_element(0, 0, warp_n, warp_m, lane, [&](int tn, int fm, int i, int row, int token) {
+      tile[token * kTileStride + row] = acc[tn][fm].r[i];
+    });
+    sync_compute_threads();
+  }
+
+  /// Whether 8-row pieces of C (and of the bias and row scales) can go as 16-byte accesses.
+  static QGEMM_DEVICE bool vector_stores(const MmaGemmParams& p) {
+    constexpr int kOutBytes = Cfg::kOut == Elem::kFp32 ? 4 : 2;
+    const auto misaligned = [](const void* ptr) { return reinterpret_cast<u64>(ptr) % 16; };
+    return misaligned(p.c) == 0 && (p.ldc * kOutBytes) % 16 == 0 && misaligned(p.bias) == 0 &&
+           misaligned(p.row_scale) == 0;
+  }
+
+  /// C[token][row .. row + 7] = v (times the row scales, plus the bias), rows below p.n only.
+  static QGEMM_DEVICE void store_piece(const MmaGemmParams& p, int row, int token, float (&v)[8],
+                                       bool vec) {
+    if (!vec || row + 8 > p.n) {
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+        if (row + j < p.n) store(p, row + j, token, v[j]);
+      return;
+    }
+    if (p.row_scale != nullptr) {
+      const float4* rs = reinterpret_cast<const float4*>(p.row_scale + row);
+      const float4 s0 = __ldg(rs), s1 = __ldg(rs + 1);
+      const float s[8] = {s0.x, s0.y, s0.z, s0.w, s1.x, s1.y, s1.z, s1.w};
+#pragma unroll
+      for (int j = 0; j < 8; ++j) v[j] *= s[j];
+    }
+    if constexpr (Cfg::kOut == Elem::kFp32) {
+      if (p.bias != nullptr) {
+        const float4* b = reinterpret_cast<const float4*>(static_cast<const float*>(p.bias) + row);
+        const float4 b0 = __ldg(b), b1 = __ldg(b + 1);
+        const float bs[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+        for (int j = 0; j < 8; ++j) v[j] += bs[j];
+      }
+      float4* out = reinterpret_cast<float4*>(static_cast<float*>(p.c) +
+                                              static_cast<i64>(token) * p.ldc + row);
+      out[0] = make_float4(v[0], v[1], v[2], v[3]);
+      out[1] = make_float4(v[4], v[5], v[6], v[7]);
+    } else {
+      if (p.bias != nullptr) {
+        const uint4 b = __ldg(
+            reinterpret_cast<const uint4*>(static_cast<const u16*>(p.bias) + row));
+        const u32 bw[4] = {b.x, b.y, b.z, b.w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          v[2 * j] += half_to_float<Cfg::kOut>(static_cast<u16>(bw[j] & 0xffffu));
+          v[2 * j + 1] += half_to_float<Cfg::kOut>(static_cast<u16>(bw[j] >> 16));
+        }
+      }
+      *reinterpret_cast<uint4*>(static_cast<u16*>(p.c) + static_cast<i64>(token) * p.ldc + row) =
+          make_uint4(pack_half2<Cfg::kOut>(v[0], v[1]), pack_half2<Cfg::kOut>(v[2], v[3]),
+                     pack_half2<Cfg::kOut>(v[4], v[5]), pack_half2<Cfg::kOut>(v[6], v[7]));
+    }
+  }
+
+  /// Calls fn(token, row, piece) for every 8-row piece of the CTA tile's valid tokens, spread
+  /// over the compute threads; piece = the tile's staged floats at (token, row).
+  template <typename Fn>
+  static QGEMM_DEVICE void for_each_piece(const MmaGemmParams& p, const Work& w, int tid, Fn&& fn) {
+    const int pieces = min(kBlockM, p.m - w.m0) * kPiecesPerToken;
+#pragma unroll 1
+    for (int e = tid; e < pieces; e += kConsumerThreads)
+      fn(e / kPiecesPerToken, (e % kPiecesPerToken) * 8);
+  }
+
   /// Split-K fix-up (gridDim.z > 1) and the C store; every compute thread calls it.
   static QGEMM_DEVICE void finish(const MmaGemmParams& p, const Work& w, u8* smem,
                                   FragC (&acc)[kTN][kFM], int warp_n, int warp_m, int lane) {
     if (sums_in_cluster()) {
       cluster_sum_and_store(p, w, smem, &acc, warp_n, warp_m, lane);
+      return;
+    }
+    if constexpr (kStagedTile) {
+      finish_staged(p, w, reinterpret_cast<float*>(smem), acc, warp_n, warp_m, lane);
       return;
     }
     if (gridDim.z > 1) {
@@ -782,6 +874,88 @@ struct MmaGemm {
                      [&](int tn, int fm, int i, int row, int token) {
                        if (token < p.m && row < p.n) store(p, row, token, acc[tn][fm].r[i]);
                      });
+  }
+
+  /// After a split published its partial tile: whether it is the tile's last split to arrive
+  /// (every compute thread gets the answer).
+  static QGEMM_DEVICE bool last_split_arrives(const MmaGemmParams& p) {
+    // Ordering as in finish()'s fragment path.
+    sync_compute_threads();
+    __shared__ int is_last;
+    if (threadIdx.x == 0)
+      is_last = atomic_add_acq_rel_gpu(p.counters + blockIdx.y * gridDim.x + blockIdx.x, 1) ==
+                static_cast<int>(gridDim.z) - 1;
+    sync_compute_threads();
+    return is_last != 0;
+  }
+
+  /// Ready for the next launch (or graph replay).
+  static QGEMM_DEVICE void reset_counter(const MmaGemmParams& p) {
+    p.counters[blockIdx.y * gridDim.x + blockIdx.x] = 0;
+  }
+
+  /// finish() through the staged tile.
+  static QGEMM_DEVICE void finish_staged(const MmaGemmParams& p, const Work& w, float* tile,
+                                         const FragC (&acc)[kTN][kFM], int warp_n, int warp_m,
+                                         int lane) {
+    stage_tile(tile, acc, warp_n, warp_m, lane);
+    const int tid = static_cast<int>(threadIdx.x);
+    const int row0 = w.n_tile0 * 16;
+    const bool vec = vector_stores(p);
+    const auto staged = [&](int token, int row, float (&v)[8]) {
+      const float4* at = reinterpret_cast<const float4*>(tile + token * kTileStride + row);
+      const float4 a = at[0], b = at[1];
+      v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z,
+      v[7] = b.w;
+    };
+    if (gridDim.z == 1) {
+      for_each_piece(p, w, tid, [&](int token, int row) {
+        float v[8];
+        staged(token, row, v);
+        store_piece(p, row0 + row, w.m0 + token, v, vec);
+      });
+      return;
+    }
+    // Split-K: publish this split's partial tile (rows below the padded N: the tile's last
+    // warps may lie beyond the weight), then the last split sums all of them in split order.
+    const i64 n_pad = static_cast<i64>(p.n_tiles) * 16;
+    const i64 split_floats = static_cast<i64>(p.m) * n_pad;
+    const int splits = static_cast<int>(gridDim.z);
+    for_each_piece(p, w, tid, [&](int token, int row) {
+      if (row0 + row >= n_pad) return;
+      float4* out =
+          reinterpret_cast<float4*>(p.partials + blockIdx.z * split_floats +
+                                    (w.m0 + token) * n_pad + row0 + row);
+      const float4* in = reinterpret_cast<const float4*>(tile + token * kTileStride + row);
+      out[0] = in[0];
+      out[1] = in[1];
+    });
+    if (!last_split_arrives(p)) return;
+    constexpr int kBatch = 4;  // splits loaded before any is added: 8 loads in flight
+    for_each_piece(p, w, tid, [&](int token, int row) {
+      if (row0 + row >= n_pad) return;
+      const float* at = p.partials + (w.m0 + token) * n_pad + row0 + row;
+      float v[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll 1
+      for (int z0 = 0; z0 < splits; z0 += kBatch) {
+        float4 part[kBatch][2];
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b) {
+          const float4* src = reinterpret_cast<const float4*>(at + (z0 + b) * split_floats);
+          const bool load = z0 + b < splits;
+          part[b][0] = load ? __ldcg(src) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+          part[b][1] = load ? __ldcg(src + 1) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        }
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b) {
+          if (z0 + b >= splits) break;
+          v[0] += part[b][0].x, v[1] += part[b][0].y, v[2] += part[b][0].z, v[3] += part[b][0].w;
+          v[4] += part[b][1].x, v[5] += part[b][1].y, v[6] += part[b][1].z, v[7] += part[b][1].w;
+        }
+      }
+      store_piece(p, row0 + row, w.m0 + token, v, vec);
+    });
+    if (threadIdx.x == 0) reset_counter(p);
   }
 };
 
