@@ -395,6 +395,24 @@ struct MmaGemm {
           ? 2
           : 1;
 
+  /// Whether the k-step at stage offset k_local ends a scale group whose sums are flushed
+  /// right away (one partial set, groups shorter than a stage).
+  static constexpr bool ends_group_batch(int k_local) {
+    return kGroups && Cfg::kGroupK < kStageK && kPartSets == 1 && k_local >= 0 &&
+           (k_local + 16) % Cfg::kGroupK == 0;
+  }
+  /// Whether the batch of wgmmas (compute_stage_wgmma) ends after the k-step at stage offset
+  /// k_local. A batch is at most one unit, and one k-step for tiles of more than 128 tokens:
+  /// H200, 256-token tiles lost 5-17% batched (their A fragments of a whole unit on top of 128
+  /// accumulator registers), 64- and 128-token tiles gained 1-3%.
+  static constexpr bool ends_batch(int k_local) {
+    return k_local >= 0 && ((k_local + 16) % kUnitK == 0 || kFM > 16 || ends_group_batch(k_local));
+  }
+  /// Whether a batch ends between k-steps `from` and `to` (from <= to) of a stage.
+  static constexpr bool batch_ends_before(int from, int to) {
+    return from < to && (ends_batch(from) || batch_ends_before(from + 16, to));
+  }
+
   static QGEMM_DEVICE void compute_stage_wgmma(const u8* stage, FragC (&acc)[kTN][kFM],
                                                FragC (&parts)[kPartSets][kTN][kFM],
                                                bool flush_at_end, int warp_n, int warp_m,
@@ -411,26 +429,40 @@ struct MmaGemm {
       constexpr int u = decltype(u_)::value;
       u32 words[kWords];
       load_unit_words<kBits>(stage + (warp_n * kUnits + u) * kUnitBytes + lane * 16, words);
+      // NOTE: the k-steps of a unit go as one batch (ends_batch): all A fragments decoded
+      // first, one fence, the wgmmas back to back, one commit, then a wait for the previous
+      // batch (whose A registers the next batch's decode reuses). A group that ends inside the
+      // unit ends the batch too: its sums are read once complete.
+      FragA a[kSteps];
       static_for<0, kSteps>([&](auto s_) {
         constexpr int step = decltype(s_)::value;
         constexpr int k_local = u * kUnitK + step * 16;
         constexpr int j = (!kGroups || Cfg::kGroupK >= kStageK) ? 0 : k_local / Cfg::kGroupK;
+        constexpr bool kFirst = step == 0 || ends_batch(k_local - 16);
+        constexpr bool kLast = ends_batch(k_local);
         FragC(&d)[kFM] = kGroups ? parts[kPartSets == 1 ? 0 : j][0] : acc[0];
-        FragA a = decode_a<step>(words, zeros, warp_n, j, g);
-        wgmma_pin(a);
+        if constexpr (kFirst) {
+          static_for<step, kSteps>([&](auto t_) {
+            constexpr int t = decltype(t_)::value;
+            constexpr int jt = (!kGroups || Cfg::kGroupK >= kStageK)
+                                   ? 0
+                                   : (u * kUnitK + t * 16) / Cfg::kGroupK;
+            if (t == step || !batch_ends_before(u * kUnitK + step * 16, u * kUnitK + t * 16))
+              a[t] = decode_a<t>(words, zeros, warp_n, jt, g);
+          });
+          wgmma_fence();
+        }
+        wgmma_pin(a[step]);
         wgmma_pin(d);
-        wgmma_fence();
         constexpr int kOffset = (k_local / 64) * kSlabBytes + (k_local % 64) * 2;
-        wgmma_rs<kAct>(d, a, b_desc + (kOffset >> 4));
-        wgmma_commit();
-        // NOTE: one wgmma in flight while the next fragment decodes: steps on one accumulator
-        // run in order anyway, and older A fragments free their registers (H200: three in
-        // flight instead of one gained nothing, bench/NOTES.md "ws registers and depth").
-        wgmma_wait<1>();
+        wgmma_rs<kAct>(d, a[step], b_desc + (kOffset >> 4));
+        if constexpr (kLast) {
+          wgmma_commit();
+          wgmma_wait<1>();
+        }
         // Groups smaller than a stage end at known steps: their sums are read once complete
         // (with a partial set per group, at the end of the stage).
-        if constexpr (kGroups && Cfg::kGroupK < kStageK && kPartSets == 1 &&
-                      (k_local + 16) % Cfg::kGroupK == 0) {
+        if constexpr (ends_group_batch(k_local)) {
           wgmma_wait<0>();
           wgmma_pin(d);
           flush(acc, parts[0], scales, j, warp_n, g);
