@@ -213,11 +213,14 @@ Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& wei
   // Groups smaller than a stage must divide it; groups larger must be a multiple of it.
   if (c.group_k > 0 && c.group_k % c.stage_k() != 0 && c.stage_k() % c.group_k != 0)
     c.units_per_stage = 1;
-  // Wide codes hold many words per lane and unit (12 for 3- and 6-bit, 28 for 7-bit): one
-  // tile per warp, and at most 32 tokens per warp past 8 words, or the registers spill.
+  // Wide codes hold many words per lane and unit (12 for 3- and 6-bit, 20 for 5-bit, 28 for
+  // 7-bit): one tile per warp, and at most 32 tokens per warp past 8 words, or the registers
+  // spill; warp-specialized tiles (whose copy warpgroup keeps 120 registers for the longer
+  // units) hold 64 tokens up to 12 words (`qgemm jit check` at 64 tokens: int5/g64 spills 12
+  // bytes, 7-bit codes 148).
   const int words = mma_layout::unit_words(c.bits);
   if (words > 4) c.tiles_n = 1;
-  if (words > 8) c.frags_m = std::min(c.frags_m, 4);
+  if (words > (c.warp_specialized ? 12 : 8)) c.frags_m = std::min(c.frags_m, 4);
   // NOTE: wgmma with 128 tokens per warpgroup holds 64 fp32 sums and 64 partials per thread:
   // int7, e2m1/g16 and float zero points spill there (ptxas), so they keep 64 tokens.
   // Warp-specialized tiles run 384 threads (168 registers): 2-bit codes spill there too.
