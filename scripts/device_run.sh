@@ -18,7 +18,7 @@
 set -u
 OUT=${OUT:-/tmp/qgemm-out}
 mkdir -p "$OUT"
-BIN=.device/bin
+BIN=${BIN:-.device/bin}
 export QGEMM_CACHE_DIR=${QGEMM_CACHE_DIR:-/tmp/qgemm-cache}
 summary=""
 for step in "$@"; do
