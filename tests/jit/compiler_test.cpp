@@ -145,6 +145,19 @@ TEST(PtxasReport, ParsesOneFunction) {
   EXPECT_EQ(136, u.static_smem);
 }
 
+TEST(PtxasReport, SpotsSerializedWgmma) {
+  // The warning ptxas printed for a warp-specialized kernel whose partial sums were flushed
+  // while wgmmas were in flight (session 10, branch ws-tma).
+  const std::string serialized =
+      "ptxas info    : (C7513) Potential Performance Loss: wgmma.mma_async instructions are "
+      "serialized due to non wgmma instructions defining input registers of a wgmma between "
+      "start and end of the pipeline stage in the function '_ZN5qgemm18mma_gemm_ws_kernelI3Cfg"
+      "EEvNS_16MmaGemmTmaParamsE'\n"
+      "ptxas info    : Used 168 registers, used 2 barriers, 128 bytes smem\n";
+  EXPECT_TRUE(reports_serialized_wgmma(serialized));
+  EXPECT_FALSE(reports_serialized_wgmma("ptxas info    : Used 168 registers, used 2 barriers\n"));
+}
+
 TEST(PtxasReport, TakesTheLargestOverSeveralFunctions) {
   const std::string log =
       "ptxas info    : Function properties for helper\n"

@@ -10,6 +10,7 @@
 
 #include "bench/recipe.h"
 #include "commands.h"
+#include "jit/compiler.h"
 #include "jit/dequantize_kernel.h"
 #include "jit/kernel_cache.h"
 #include "plan/jit_kernel_plan.h"
@@ -163,6 +164,7 @@ int run_check(const CheckOptions& opt) {
   std::printf("%-11s %-48s %-7s %-8s %5s %8s %9s %6s %9s\n", "family", "config", "arch", "M",
               "regs", "smem", "spill s/l", "stack", "compile");
   std::vector<std::string> spills;
+  std::vector<std::string> serialized;  // ptxas C7513: every wgmma waits for the one before
   double compile_total = 0;
   struct ArchSummary {
     int kernels = 0, max_regs = 0, max_smem = 0, failed = 0;
@@ -201,9 +203,16 @@ int run_check(const CheckOptions& opt) {
                            r.stack_frame, " bytes stack frame"));
     }
   }
+  for (size_t i = 0; i < results.size(); ++i)
+    if (results[i] && reports_serialized_wgmma((*results[i])->log)) {
+      const KernelSpec& s = set.specs[i];
+      serialized.push_back(str(s.family, " [", config_text(s), "] for ", s.arch));
+    }
   for (const std::string& e : errors) std::printf("\nerror: %s\n", e.c_str());
   if (!spills.empty()) std::printf("\n");
   for (const std::string& s : spills) std::printf("spill: %s\n", s.c_str());
+  for (const std::string& s : serialized)
+    std::printf("serialized wgmma (ptxas C7513): %s\n", s.c_str());
 
   std::printf("\n");
   for (size_t a = 0; a < archs->size(); ++a) {
@@ -212,11 +221,12 @@ int run_check(const CheckOptions& opt) {
                 (*archs)[a].c_str(), sum.kernels, sum.max_regs, sum.max_regs_config.c_str(),
                 sum.max_smem, sum.failed);
   }
-  const bool ok = errors.empty() && spills.empty();
+  const bool ok = errors.empty() && spills.empty() && serialized.empty();
   std::printf(
-      "jit check: %zu kernels in %.1f s (%.1f s of compiling), %zu errors, %zu spilling: %s\n",
+      "jit check: %zu kernels in %.1f s (%.1f s of compiling), %zu errors, %zu spilling, %zu "
+      "with serialized wgmma: %s\n",
       set.specs.size(), wall, compile_total / 1000, errors.size(), spills.size(),
-      ok ? "OK" : "FAILED");
+      serialized.size(), ok ? "OK" : "FAILED");
   return ok ? 0 : 1;
 }
 
@@ -369,7 +379,7 @@ void add_jit_command(CLI::App& app) {
   auto* check = jit->add_subcommand(
       "check",
       "Compile every kernel family for representative configs (no GPU needed); fail on "
-      "compile errors, spills or stack frames");
+      "compile errors, spills, stack frames or serialized wgmma");
   check
       ->add_option("--arch", check_opt->archs,
                    "Targets, comma-separated: sm_80, sm_86, sm_89, sm_90a")
