@@ -859,8 +859,8 @@ struct MmaGemm {
     }
   }
 
-  /// Calls fn(token, row, piece) for every 8-row piece of the CTA tile's valid tokens, spread
-  /// over the compute threads; piece = the tile's staged floats at (token, row).
+  /// Calls fn(token, row) for every 8-row piece (rows row .. row + 7 of the CTA tile) of its
+  /// valid tokens, spread over the compute threads.
   template <typename Fn>
   static QGEMM_DEVICE void for_each_piece(const MmaGemmParams& p, const Work& w, int tid, Fn&& fn) {
     const int pieces = min(kBlockM, p.m - w.m0) * kPiecesPerToken;
@@ -893,6 +893,8 @@ struct MmaGemm {
       // NOTE: the barrier orders the CTA's partial stores before thread 0's arrival, whose
       // release (cumulative) publishes them and whose acquire, for the last split, makes the
       // others' visible; the barrier after it hands that on to the CTA. No full fences.
+      // (last_split_arrives() is the same protocol; written out here because calling it changed
+      // the decode kernels' register allocation, which is only measured as it stands.)
       sync_compute_threads();
       __shared__ int is_last;
       i32* counter = p.counters + blockIdx.y * gridDim.x + blockIdx.x;

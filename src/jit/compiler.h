@@ -36,8 +36,9 @@ Expected<std::string> compile_ptx(const KernelSpec& spec);
 /// reports several functions, each field is the largest any of them reports.
 ResourceUsage parse_ptxas_report(const std::string& log);
 
-/// Whether ptxas reports that it serialized the wgmma instructions of a kernel (warning C7513:
-/// each waits for the one before, which costs Hopper kernels most of their tensor rate).
+/// Whether ptxas reports that it serialized the wgmma instructions of a kernel (warnings
+/// C7513-C7515: each waits for the one before, which costs Hopper kernels most of their tensor
+/// rate).
 bool reports_serialized_wgmma(const std::string& log);
 
 }  // namespace qgemm

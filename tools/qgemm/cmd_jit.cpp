@@ -164,7 +164,7 @@ int run_check(const CheckOptions& opt) {
   std::printf("%-11s %-48s %-7s %-8s %5s %8s %9s %6s %9s\n", "family", "config", "arch", "M",
               "regs", "smem", "spill s/l", "stack", "compile");
   std::vector<std::string> spills;
-  std::vector<std::string> serialized;  // ptxas C7513: every wgmma waits for the one before
+  std::vector<std::string> serialized;  // ptxas C7513-C7515: each wgmma waits for the one before
   double compile_total = 0;
   struct ArchSummary {
     int kernels = 0, max_regs = 0, max_smem = 0, failed = 0;
@@ -202,17 +202,16 @@ int run_check(const CheckOptions& opt) {
                            " bytes spill stores, ", r.spill_loads, " bytes spill loads, ",
                            r.stack_frame, " bytes stack frame"));
     }
-  }
-  for (size_t i = 0; i < results.size(); ++i)
-    if (results[i] && reports_serialized_wgmma((*results[i])->log)) {
-      const KernelSpec& s = set.specs[i];
+    if (reports_serialized_wgmma(k.log)) {
+      ++sum.failed;
       serialized.push_back(str(s.family, " [", config_text(s), "] for ", s.arch));
     }
+  }
   for (const std::string& e : errors) std::printf("\nerror: %s\n", e.c_str());
   if (!spills.empty()) std::printf("\n");
   for (const std::string& s : spills) std::printf("spill: %s\n", s.c_str());
   for (const std::string& s : serialized)
-    std::printf("serialized wgmma (ptxas C7513): %s\n", s.c_str());
+    std::printf("serialized wgmma (ptxas C751x): %s\n", s.c_str());
 
   std::printf("\n");
   for (size_t a = 0; a < archs->size(); ++a) {
