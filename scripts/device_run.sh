@@ -12,8 +12,8 @@
 #               works) on one `qgemm verify` launch per case, text report into $OUT/ncu.log.
 #               NCU_CASES: lines "name|weight|m|n|k|kernel regex|kernels"; NCU_SET (full)
 #   ncusrc      Nsight Compute's per-SASS-instruction stall samples of the mma_gemm kernel for
-#               NCU_SRC_M (default "1 16 64 256") of int4/g128 8192^2: $OUT/sass_m<M>.csv, read
-#               with scripts/sass_stalls.py; ~20 s per case
+#               NCU_SRC_M (default "1 16 64 256") of NCU_SRC_WEIGHT (int4/g128/bf16), 8192^2:
+#               $OUT/sass_m<M>.csv, read with scripts/sass_stalls.py; ~20 s per case
 # Every step's log goes to $OUT/<step>.log; a short summary is printed last.
 set -u
 OUT=${OUT:-/tmp/qgemm-out}
@@ -21,6 +21,7 @@ mkdir -p "$OUT"
 BIN=${BIN:-.device/bin}
 export QGEMM_CACHE_DIR=${QGEMM_CACHE_DIR:-/tmp/qgemm-cache}
 summary=""
+find_ncu() { command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1; }
 for step in "$@"; do
   start=$(date +%s)
   case "$step" in
@@ -47,7 +48,7 @@ for step in "$@"; do
       grep -vE "^(mma_gemm|expand)" "$OUT/tune.log" | tail -n 60 ;;
     ncu)
       rc=0
-      ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
+      ncu_bin=$(find_ncu)
       default_cases="int4_m1|int4/g128/bf16|1|8192|8192|mma_gemm|1
 int4_m16|int4/g128/bf16|16|8192|8192|mma_gemm|1
 int4_m64|int4/g128/bf16|64|8192|8192|mma_gemm|1
@@ -70,8 +71,9 @@ int4_m4096|int4/g128/bf16|4096|8192|8192|mma_dequant|gemm|xmma|cutlass|2"
       grep -E "^==== |^  [a-z_]+.*\(|Duration|DRAM Throughput|Compute \(SM\) Throughput|Registers Per|Achieved Occupancy" "$OUT/ncu.log" | head -n 80 ;;
     ncusrc)
       rc=0
-      ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
-      for m in ${NCU_SRC_M:-1 16 64 256}; do
+      ncu_bin=$(find_ncu)
+      if [ -z "$ncu_bin" ]; then echo "ncu not found"; rc=1; fi
+      for m in ${ncu_bin:+${NCU_SRC_M:-1 16 64 256}}; do
         timeout "${NCU_TIMEOUT:-90}" "$ncu_bin" --clock-control none --set full --import-source no \
           --page source --print-source sass --csv -k regex:mma_gemm -c 1 "$BIN/qgemm" verify \
           --backend jit --weight "${NCU_SRC_WEIGHT:-int4/g128/bf16}" --m "$m" --n 8192 --k 8192 \

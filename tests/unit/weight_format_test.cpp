@@ -69,6 +69,13 @@ TEST(WeightFormatParse, FieldsOfEachPart) {
   EXPECT_EQ(DType::int_bits(8), f.type);
 }
 
+TEST(WeightFormatParse, GroupScalesAreGroupOrBlockScales) {
+  for (const char* spec : {"int4/g128/bf16", "e2m1/g16/e4m3/global", "e4m3/b128x128/fp32"})
+    EXPECT_TRUE(WeightFormat::parse(spec)->has_group_scales()) << spec;
+  for (const char* spec : {"int8", "int8/channel/bf16", "e5m2/tensor/fp32"})
+    EXPECT_FALSE(WeightFormat::parse(spec)->has_group_scales()) << spec;
+}
+
 TEST(WeightFormatParse, AliasesExpandAndAreReported) {
   const std::pair<const char*, const char*> expected[] = {
       {"mxfp4", "e2m1/g32/ue8m0"},
