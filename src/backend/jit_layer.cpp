@@ -100,9 +100,19 @@ size_t JitLayer::workspace_bytes(int64_t m) const {
   return std::max(expanded, mma_workspace_bytes(m));
 }
 
+int JitLayer::splits(size_t bucket, int64_t m) const {
+  // NOTE: the compiled kernel's registers can hold fewer CTAs per SM than shared memory and
+  // threads allow (int3 decode: 4, not 7), and split-K must not spill into a partial wave of
+  // what really fits. Before prepare() the estimate is an upper bound (more splits, more
+  // workspace), so sizes taken then stay large enough.
+  const int registers =
+      bucket < kernels_.size() && kernels_[bucket].compiled ? kernels_[bucket].compiled->resources.registers : 0;
+  return mma_splits(plan_.buckets[bucket].config, m, problem_.n, problem_.k, problem_.device_info,
+                    registers);
+}
+
 size_t JitLayer::mma_workspace_bytes(int64_t m) const {
-  const MmaGemmConfig& c = plan_.buckets[plan_.mma_bucket_for(m)].config;
-  const int splits = mma_splits(c, m, problem_.n, problem_.k, problem_.device_info);
+  const int splits = this->splits(plan_.mma_bucket_for(m), m);
   // NOTE: room for padded activations is reserved even when K is a multiple of 8: a caller's
   // pointer that is not 16-byte aligned is padded too.
   size_t bytes = align_up(size_t(m) * padded_k() * 2);
@@ -172,8 +182,7 @@ Status JitLayer::run_mma(const LinearArgs& args, size_t bucket) const {
   }
   const MmaGemmConfig& c = plan_.buckets[bucket].config;
   const int k_stages = (w_->k_units + c.units_per_stage - 1) / c.units_per_stage;
-  const int splits =
-      std::min(mma_splits(c, args.m, problem_.n, problem_.k, problem_.device_info), k_stages);
+  const int splits = std::min(this->splits(bucket, args.m), k_stages);
 
   MmaGemmParams p{};
   p.weights = reinterpret_cast<const u8*>(w_->codes.ptr());
@@ -212,7 +221,7 @@ std::string JitLayer::describe() const {
                " (mma_dequant), then cuBLASLt\n  ");
     else
       s += str(range, ": mma_gemm ", b.config.to_string(), ", split-K at M=", lo, ": ",
-               mma_splits(b.config, lo, problem_.n, problem_.k, problem_.device_info), "\n  ");
+               splits(&b - plan_.buckets.data(), lo), "\n  ");
     if (b.max_m == INT64_MAX) break;
     lo = b.max_m + 1;
   }

@@ -134,16 +134,20 @@ Expected<MmaTile> MmaTile::parse(const std::string& text) {
   return t;
 }
 
-int mma_resident_estimate(const MmaGemmConfig& c, const DeviceInfo& device) {
+int mma_resident_estimate(const MmaGemmConfig& c, const DeviceInfo& device, int registers) {
   // NOTE: an SM has the opt-in per-block limit plus 1 KB of shared memory, and the driver
-  // reserves 1 KB per CTA; 2048 threads (1536 on sm_86/89 make this an over-estimate there).
+  // reserves 1 KB per CTA; 2048 threads (1536 on sm_86/89 make this an over-estimate there);
+  // 64 K registers, allocated per warp in units of 256 (8 per thread), on sm_80 .. sm_90.
   const int64_t smem_sm = std::max<int64_t>(device.smem_per_block, 48 << 10) + 1024;
   const int64_t by_smem = smem_sm / (c.smem_bytes() + 1024);
   const int64_t by_threads = 2048 / c.threads();
-  return static_cast<int>(std::clamp<int64_t>(std::min(by_smem, by_threads), 1, 32));
+  int64_t resident = std::min(by_smem, by_threads);
+  if (registers > 0) resident = std::min<int64_t>(resident, 65536 / ((registers + 7) / 8 * 8 * c.threads()));
+  return static_cast<int>(std::clamp<int64_t>(resident, 1, 32));
 }
 
-int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const DeviceInfo& device) {
+int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const DeviceInfo& device,
+               int registers) {
   const int64_t n_tiles = (n + 15) / 16;
   const int64_t ctas = ((n_tiles + c.tiles_n * c.warps_n - 1) / (c.tiles_n * c.warps_n)) *
                        ((m + c.block_m() - 1) / c.block_m());
@@ -162,7 +166,7 @@ int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const De
   // fill decides decode time (H200, int4/g128 M = 1, bench/NOTES.md "whole waves": 8192^2 at
   // 0.97 instead of 1.21 waves 15.0 -> 14.2 us, N = 28672 42.7 -> 39.0 us).
   if (!partial_waves) {
-    const int64_t one_wave = mma_resident_estimate(c, device) * sms;
+    const int64_t one_wave = mma_resident_estimate(c, device, registers) * sms;
     splits = std::min<int64_t>(splits, std::max<int64_t>(one_wave / ctas, 1));
   }
   return static_cast<int>(std::clamp<int64_t>(splits, 1, kMaxSplits));

@@ -53,15 +53,17 @@ int64_t mma_handoff_m(const DeviceInfo& device, const WeightFormat& weight, DTyp
 /// Whether cuBLASLt has a GEMM for these activation and output types (the hand-off needs one).
 bool cublaslt_has_gemm(DType act, DType out);
 
-/// CTAs of `config` one SM can hold by shared memory and threads: an upper bound (registers can
-/// lower it), for planning without the compiled kernel.
-int mma_resident_estimate(const MmaGemmConfig& config, const DeviceInfo& device);
+/// CTAs of `config` one SM can hold by shared memory, threads and, when the compiled kernel's
+/// `registers` per thread are known (> 0), registers; without them an upper bound.
+int mma_resident_estimate(const MmaGemmConfig& config, const DeviceInfo& device,
+                          int registers = 0);
 
 /// K splits for `m` tokens: enough CTAs to fill the GPU `config.split_waves` times over, each
-/// split at least four pipeline stages long; or `config.split_count` (at most one split per
-/// stage) where a tile fixes it.
+/// split at least four pipeline stages long, never into a partial extra wave of the CTAs that
+/// fit at once (mma_resident_estimate with the kernel's `registers` when known); or
+/// `config.split_count` (at most one split per stage) where a tile fixes it.
 int mma_splits(const MmaGemmConfig& config, int64_t m, int64_t n, int64_t k,
-               const DeviceInfo& device);
+               const DeviceInfo& device, int registers = 0);
 
 /// CTAs per thread-block cluster along the K splits: `splits` when the kernel sums them in a
 /// cluster's shared memory (sm_90a warp-specialized tiles, 2..8 splits), else 1 (the global

@@ -129,6 +129,29 @@ TEST(MmaPlan, DecodeSplitsFillTheH200) {
   }
 }
 
+// The compiled kernel's registers can hold fewer CTAs per SM than shared memory allows (the
+// int3 decode tile: 7 by shared memory, 4 at its 128 registers); split-K then stays within the
+// CTAs that really fit.
+TEST(MmaPlan, SplitsStayWithinTheCtasTheRegistersLeaveRoomFor) {
+  const DeviceInfo d = *device_preset("h200");
+  auto plan = plan_mma_gemm(8192, 8192, *WeightFormat::parse("int3/g128/bf16"), DType::bf16(),
+                            DType::bf16(), d);
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  const MmaGemmConfig& c = entry_for(*plan, 1).config;
+  ASSERT_EQ(128, c.threads());
+  EXPECT_GT(mma_resident_estimate(c, d), 4) << "shared memory alone allows more";
+  EXPECT_EQ(4, mma_resident_estimate(c, d, 128));   // 128 x 128 x 4 = 64 K registers
+  EXPECT_EQ(3, mma_resident_estimate(c, d, 129));   // allocated 8 at a time: 136
+  EXPECT_EQ(mma_resident_estimate(c, d), mma_resident_estimate(c, d, 0));  // 0: unknown
+  const int64_t ctas = 8192 / 64;
+  for (int registers : {0, 96, 128, 136, 168, 255}) {
+    const int splits = mma_splits(c, 1, 8192, 8192, d, registers);
+    EXPECT_LE(ctas * splits, mma_resident_estimate(c, d, registers) * d.multiprocessors)
+        << registers << " registers, " << splits << " splits";
+    EXPECT_LE(splits, mma_splits(c, 1, 8192, 8192, d)) << "registers never add splits";
+  }
+}
+
 // 8-bit codes without group scales decode in one-warp CTAs of 16 rows (3 stages of 256 K) in
 // Hopper's bucket of at most 8 tokens; group-scaled 8-bit codes, other widths and the other
 // architectures' decode bucket (up to 32 tokens) keep the 4-warp decode tile.

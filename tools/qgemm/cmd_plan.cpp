@@ -123,22 +123,28 @@ int run_plan(const PlanOptions& o) {
       continue;
     }
     const MmaGemmConfig& c = plan->bucket_for(m).config;
-    const int splits = mma_splits(c, m, o.n, o.k, p.device_info);
+    // --explain compiles the kernel (or reads it from the disk cache) for its registers, which
+    // decide the CTAs per SM, and so the splits, as in a run.
+    int registers = 0;
+    if (o.explain)
+      if (auto k = KernelCache::instance().get(c.spec()); k) registers = (*k)->resources.registers;
+    const int splits = mma_splits(c, m, o.n, o.k, p.device_info, registers);
     const int64_t grid_x = ((o.n + 15) / 16 + c.tiles_n * c.warps_n - 1) / (c.tiles_n * c.warps_n);
     const int64_t grid_y = (m + c.block_m() - 1) / c.block_m();
     std::printf("  M=%-6lld mma_gemm %s, grid %lldx%lldx%d", (long long)m, c.tiling().c_str(),
                 (long long)grid_x, (long long)grid_y, splits);
     if (o.explain) {
-      // Waves of the CTAs that fit at once (shared memory and threads; registers can lower it):
-      // a grid just past a whole number of waves leaves SMs idle in its last one.
+      // Waves of the CTAs that fit at once (shared memory, threads, registers): a grid just
+      // past a whole number of waves leaves SMs idle in its last one.
       const int64_t ctas = grid_x * grid_y * splits;
-      const int per_sm = mma_resident_estimate(c, p.device_info);
+      const int per_sm = mma_resident_estimate(c, p.device_info, registers);
       const double waves = double(ctas) / (double(per_sm) * std::max(p.device_info.multiprocessors, 1));
       std::printf(
-          " (%lld CTAs on %d SMs, %d K splits%s, %d B shared, up to %d CTAs/SM: %.2f waves)",
+          " (%lld CTAs on %d SMs, %d K splits%s, %d B shared, %d registers, up to %d CTAs/SM: "
+          "%.2f waves)",
           (long long)ctas, p.device_info.multiprocessors, splits,
-          mma_split_cluster(c, splits) > 1 ? " summed in a cluster" : "", c.smem_bytes(), per_sm,
-          waves);
+          mma_split_cluster(c, splits) > 1 ? " summed in a cluster" : "", c.smem_bytes(),
+          registers, per_sm, waves);
     }
     std::printf("\n");
   }
