@@ -300,14 +300,16 @@ int64_t mma_handoff_m(const DeviceInfo& device, const WeightFormat& weight, DTyp
   // NOTE: from here on the layer is compute-bound and our kernels reach a fraction of the tensor
   // rate, so expanding the weight (~52 us for 8192 x 8192 on the H200) and calling cuBLAS is
   // faster. H200, int4/g128, N = K = 8192 (bench/NOTES.md, "warp-specialized wgmma"): at M = 256
-  // the warp-specialized tile takes 70 us, the hand-off 95 us; at M = 1024 218 vs 276 us. Codes
-  // wider than 8 words per lane and unit (3, 5, 6, 7 bits) keep 32 tokens per tile (their
-  // registers), so they hand off from 129: int3/g128 at M = 256 took 147.9 us in the tile, and
-  // expansion + cuBLAS about 103 (57 us of expansion, from the same run's M = 1024 row, plus
-  // cuBLAS's 46 us; bench/NOTES.md, session 8). Other architectures keep the earlier,
-  // unmeasured boundary.
+  // the warp-specialized tile takes 70 us, the hand-off 95 us; at M = 1024 218 vs 276 us. Wider
+  // codes are dearer per token in the tile: 3- and 6-bit codes (12 words per lane and unit, 64
+  // tokens per warpgroup) hand off from 257, 5- and 7-bit codes (20 and 28 words, 32 tokens)
+  // from 129. H200, 8192^2, `qgemm tune` (bench/NOTES.md, session 11): ws tile at M = 256 / 512
+  // int3/g128 77.4 / 154.0 us, int6 92.4 / 185.0, int5 135.5 / 267.5, int7 142.0 / 280.7;
+  // expansion + cuBLAS ~95 at M = 256 (int4's) and 132-140 at M = 512. Other architectures keep
+  // the earlier, unmeasured boundary.
   if (device.arch() != "sm_90a") return 512;
-  return mma_layout::unit_words(weight.type.bits) > 8 ? 129 : 513;
+  const int words = mma_layout::unit_words(weight.type.bits);
+  return words > 12 ? 129 : words > 8 ? 257 : 513;
 }
 
 }  // namespace qgemm

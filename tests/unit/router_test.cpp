@@ -114,13 +114,20 @@ TEST(JitKernelPlan, KernelsPerLayerAndTheCublasHandoff) {
   // Operands cuBLASLt will not take fall back to the mma bucket below the hand-off.
   EXPECT_EQ(plan->mma_bucket_for(4096), 3u);
   EXPECT_EQ(plan->mma_bucket_for(1), 0u);
-  // Codes wider than 8 words per lane and unit keep 32-token tiles: they hand off from 129.
-  auto int3 = plan_jit_kernels(8192, 8192, *WeightFormat::parse("int3/g128/bf16"), DType::bf16(),
-                               DType::bf16(), h200, true, kNoTuningTable);
-  ASSERT_TRUE(int3.ok());
-  int3->kernels(16384, &ranges);
-  EXPECT_EQ(ranges.back(), "129+ (then cuBLASLt)");
-  EXPECT_FALSE(int3->bucket_for(128).expand);
+  // Wider codes hand off earlier: 3- and 6-bit codes (12 words per lane and unit) from 257,
+  // 5- and 7-bit codes (20 and 28 words) from 129.
+  for (const char* format : {"int3/g128/bf16", "int6/g128/bf16", "int5/g64/bf16", "int7/g128/bf16"}) {
+    SCOPED_TRACE(format);
+    auto wide = plan_jit_kernels(8192, 8192, *WeightFormat::parse(format), DType::bf16(),
+                                 DType::bf16(), h200, true, kNoTuningTable);
+    ASSERT_TRUE(wide.ok());
+    const int bits = WeightFormat::parse(format)->type.bits;
+    const int64_t handoff = (bits == 3 || bits == 6) ? 257 : 129;
+    wide->kernels(16384, &ranges);
+    EXPECT_EQ(ranges.back(), str(handoff, "+ (then cuBLASLt)"));
+    EXPECT_FALSE(wide->bucket_for(handoff - 1).expand);
+    EXPECT_TRUE(wide->bucket_for(handoff).expand);
+  }
   // Ampere: three GEMM buckets, the hand-off from 512 tokens: four kernels.
   auto a100 = plan_jit_kernels(8192, 8192, w, DType::bf16(), DType::bf16(), *device_preset("sm_80"),
                                true, kNoTuningTable);
