@@ -1,0 +1,310 @@
+// The epilogue of MmaGemm (declared in dense/mma_gemm.cuh): C stores, the split-K fix-up
+// through global partials or a cluster's shared memory, and the staged tile of the ws kernels.
+// Included at the end of dense/mma_gemm.cuh, after the class.
+#pragma once
+
+namespace qgemm {
+
+template <class Cfg>
+QGEMM_DEVICE void MmaGemm<Cfg>::store(const MmaGemmParams& p, int row, int token, float v) {
+  if (p.row_scale != nullptr) v *= p.row_scale[row];
+  if constexpr (Cfg::kOut == Elem::kFp32) {
+    if (p.bias != nullptr) v += static_cast<const float*>(p.bias)[row];
+    static_cast<float*>(p.c)[static_cast<i64>(token) * p.ldc + row] = v;
+  } else {
+    if (p.bias != nullptr) v += half_to_float<Cfg::kOut>(static_cast<const u16*>(p.bias)[row]);
+    const u32 packed = pack_half2<Cfg::kOut>(v, 0.0f);
+    static_cast<u16*>(p.c)[static_cast<i64>(token) * p.ldc + row] = static_cast<u16>(packed);
+  }
+}
+
+template <class Cfg>
+template <typename Fn>
+QGEMM_DEVICE void MmaGemm<Cfg>::for_each_element(int n_tile0, int m0, int warp_n, int warp_m,
+                                                 int lane, Fn&& fn) {
+#pragma unroll
+  for (int tn = 0; tn < kTN; ++tn)
+#pragma unroll
+    for (int fm = 0; fm < kFM; ++fm)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        fn(tn, fm, i, element_row(n_tile0, warp_n, tn, lane, i),
+           element_token(m0, warp_m, fm, lane, i));
+      }
+}
+
+template <class Cfg>
+QGEMM_DEVICE void MmaGemm<Cfg>::sum_partials(const MmaGemmParams& p, const Work& w,
+                                             FragC (&acc)[kTN][kFM], int warp_n, int warp_m,
+                                             int lane) {
+  const i64 n_pad = static_cast<i64>(p.n_tiles) * 16;
+  const int splits = static_cast<int>(gridDim.z);
+  zero(acc);
+  static_for<0, kFM, kFragsPerLoad>([&](auto f0_) {
+    constexpr int f0 = decltype(f0_)::value;
+    constexpr int kFrags = kFM - f0 < kFragsPerLoad ? kFM - f0 : kFragsPerLoad;
+    for (int z0 = 0; z0 < splits; z0 += kSplitBatch) {
+      float part[kSplitBatch][kTN][kFrags][4];
+#pragma unroll
+      for (int b = 0; b < kSplitBatch; ++b) {
+        const int z = z0 + b;
+        const float* split = p.partials + z * static_cast<i64>(p.m) * n_pad;
+#pragma unroll
+        for (int tn = 0; tn < kTN; ++tn)
+#pragma unroll
+          for (int f = 0; f < kFrags; ++f)
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+              const int row = element_row(w.n_tile0, warp_n, tn, lane, i);
+              const int token = element_token(w.m0, warp_m, f0 + f, lane, i);
+              const bool load = z < splits && token < p.m && row < n_pad;
+              part[b][tn][f][i] = load ? __ldcg(split + token * n_pad + row) : 0.0f;
+            }
+      }
+#pragma unroll
+      for (int b = 0; b < kSplitBatch; ++b)
+#pragma unroll
+        for (int tn = 0; tn < kTN; ++tn)
+#pragma unroll
+          for (int f = 0; f < kFrags; ++f)
+#pragma unroll
+            for (int i = 0; i < 4; ++i) acc[tn][f0 + f].r[i] += part[b][tn][f][i];
+    }
+  });
+}
+
+template <class Cfg>
+QGEMM_DEVICE bool MmaGemm<Cfg>::sums_in_cluster() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  return kClusterSum && cluster_ctas() > 1;
+#else
+  return false;
+#endif
+}
+
+template <class Cfg>
+QGEMM_DEVICE void MmaGemm<Cfg>::cluster_sum_and_store(const MmaGemmParams& p, const Work& w,
+                                                      u8* smem, FragC (*acc)[kTN][kFM], int warp_n,
+                                                      int warp_m, int lane) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  float* red = reinterpret_cast<float*>(smem);  // [token][row] of the CTA tile
+  __syncthreads();                              // nobody reads the ring any more
+  if (acc != nullptr)
+    for_each_element(0, 0, warp_n, warp_m, lane, [&](int tn, int fm, int i, int row, int token) {
+      red[token * kRedRows + row] = (*acc)[tn][fm].r[i];
+    });
+  cluster_sync();
+  const int ranks = static_cast<int>(cluster_ctas()), rank = static_cast<int>(cluster_rank());
+  const int total = min(kBlockM, p.m - w.m0) * kRedRows;
+  const int per = (total + ranks - 1) / ranks;
+  const int end = min(total, (rank + 1) * per);
+#pragma unroll 2
+  for (int e = rank * per + static_cast<int>(threadIdx.x); e < end; e += kThreads) {
+    float part[kMaxClusterSplits];
+#pragma unroll
+    for (int z = 0; z < kMaxClusterSplits; ++z)
+      part[z] = z < ranks ? load_cluster_f32(red + e, static_cast<u32>(z)) : 0.0f;
+    float sum = 0.0f;
+#pragma unroll
+    for (int z = 0; z < kMaxClusterSplits; ++z)
+      if (z < ranks) sum += part[z];
+    const int row = w.n_tile0 * 16 + e % kRedRows;
+    if (row < p.n) store(p, row, w.m0 + e / kRedRows, sum);
+  }
+  cluster_sync();  // no CTA leaves while another still reads its shared memory
+#endif
+}
+
+template <class Cfg>
+QGEMM_DEVICE void MmaGemm<Cfg>::stage_tile(float* tile, const FragC (&acc)[kTN][kFM], int warp_n,
+                                           int warp_m, int lane) {
+  sync_compute_threads();  // every compute warp is done with the ring
+  for_each_element(0, 0, warp_n, warp_m, lane, [&](int tn, int fm, int i, int row, int token) {
+    tile[token * kTileStride + row] = acc[tn][fm].r[i];
+  });
+  sync_compute_threads();
+}
+
+template <class Cfg>
+QGEMM_DEVICE bool MmaGemm<Cfg>::vector_stores(const MmaGemmParams& p) {
+  constexpr int kOutBytes = Cfg::kOut == Elem::kFp32 ? 4 : 2;
+  const auto misaligned = [](const void* ptr) { return reinterpret_cast<u64>(ptr) % 16; };
+  return misaligned(p.c) == 0 && (p.ldc * kOutBytes) % 16 == 0 && misaligned(p.bias) == 0 &&
+         misaligned(p.row_scale) == 0;
+}
+
+template <class Cfg>
+QGEMM_DEVICE void MmaGemm<Cfg>::store_piece(const MmaGemmParams& p, int row, int token,
+                                            float (&v)[8], bool vec) {
+  if (!vec || row + 8 > p.n) {
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      if (row + j < p.n) store(p, row + j, token, v[j]);
+    return;
+  }
+  if (p.row_scale != nullptr) {
+    const float4* rs = reinterpret_cast<const float4*>(p.row_scale + row);
+    const float4 s0 = __ldg(rs), s1 = __ldg(rs + 1);
+    const float s[8] = {s0.x, s0.y, s0.z, s0.w, s1.x, s1.y, s1.z, s1.w};
+#pragma unroll
+    for (int j = 0; j < 8; ++j) v[j] *= s[j];
+  }
+  if constexpr (Cfg::kOut == Elem::kFp32) {
+    if (p.bias != nullptr) {
+      const float4* b = reinterpret_cast<const float4*>(static_cast<const float*>(p.bias) + row);
+      const float4 b0 = __ldg(b), b1 = __ldg(b + 1);
+      const float bs[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+      for (int j = 0; j < 8; ++j) v[j] += bs[j];
+    }
+    float4* out =
+        reinterpret_cast<float4*>(static_cast<float*>(p.c) + static_cast<i64>(token) * p.ldc + row);
+    out[0] = make_float4(v[0], v[1], v[2], v[3]);
+    out[1] = make_float4(v[4], v[5], v[6], v[7]);
+  } else {
+    if (p.bias != nullptr) {
+      const uint4 b = __ldg(reinterpret_cast<const uint4*>(static_cast<const u16*>(p.bias) + row));
+      const u32 bw[4] = {b.x, b.y, b.z, b.w};
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        v[2 * j] += half_to_float<Cfg::kOut>(static_cast<u16>(bw[j] & 0xffffu));
+        v[2 * j + 1] += half_to_float<Cfg::kOut>(static_cast<u16>(bw[j] >> 16));
+      }
+    }
+    *reinterpret_cast<uint4*>(static_cast<u16*>(p.c) + static_cast<i64>(token) * p.ldc + row) =
+        make_uint4(pack_half2<Cfg::kOut>(v[0], v[1]), pack_half2<Cfg::kOut>(v[2], v[3]),
+                   pack_half2<Cfg::kOut>(v[4], v[5]), pack_half2<Cfg::kOut>(v[6], v[7]));
+  }
+}
+
+template <class Cfg>
+template <typename Fn>
+QGEMM_DEVICE void MmaGemm<Cfg>::for_each_piece(const MmaGemmParams& p, const Work& w, int tid,
+                                               Fn&& fn) {
+  const int pieces = min(kBlockM, p.m - w.m0) * kPiecesPerToken;
+#pragma unroll 1
+  for (int e = tid; e < pieces; e += kConsumerThreads)
+    fn(e / kPiecesPerToken, (e % kPiecesPerToken) * 8);
+}
+
+template <class Cfg>
+QGEMM_DEVICE void MmaGemm<Cfg>::finish(const MmaGemmParams& p, const Work& w, u8* smem,
+                                       FragC (&acc)[kTN][kFM], int warp_n, int warp_m, int lane) {
+  if (sums_in_cluster()) {
+    cluster_sum_and_store(p, w, smem, &acc, warp_n, warp_m, lane);
+    return;
+  }
+  if constexpr (kStagedTile) {
+    finish_staged(p, w, reinterpret_cast<float*>(smem), acc, warp_n, warp_m, lane);
+    return;
+  }
+  if (gridDim.z > 1) {
+    // NOTE: split-K fix-up. Every CTA publishes its partial tile; the last one to arrive sums
+    // all partials in split order, so the result does not depend on arrival order.
+    const i64 n_pad = static_cast<i64>(p.n_tiles) * 16;
+    float* mine = p.partials + blockIdx.z * static_cast<i64>(p.m) * n_pad;
+    for_each_element(w.n_tile0, w.m0, warp_n, warp_m, lane,
+                     [&](int tn, int fm, int i, int row, int token) {
+                       if (token < p.m && row < n_pad) mine[token * n_pad + row] = acc[tn][fm].r[i];
+                     });
+    // NOTE: the barrier orders the CTA's partial stores before thread 0's arrival, whose
+    // release (cumulative) publishes them and whose acquire, for the last split, makes the
+    // others' visible; the barrier after it hands that on to the CTA. No full fences.
+    // (last_split_arrives() is the same protocol; written out here because calling it changed
+    // the decode kernels' register allocation, which is only measured as it stands.)
+    sync_compute_threads();
+    __shared__ int is_last;
+    i32* counter = p.counters + blockIdx.y * gridDim.x + blockIdx.x;
+    if (threadIdx.x == 0)
+      is_last = atomic_add_acq_rel_gpu(counter, 1) == static_cast<int>(gridDim.z) - 1;
+    sync_compute_threads();
+    if (!is_last) return;
+    sum_partials(p, w, acc, warp_n, warp_m, lane);
+    if (threadIdx.x == 0) *counter = 0;  // ready for the next launch (or graph replay)
+  }
+  for_each_element(w.n_tile0, w.m0, warp_n, warp_m, lane,
+                   [&](int tn, int fm, int i, int row, int token) {
+                     if (token < p.m && row < p.n) store(p, row, token, acc[tn][fm].r[i]);
+                   });
+}
+
+template <class Cfg>
+QGEMM_DEVICE bool MmaGemm<Cfg>::last_split_arrives(const MmaGemmParams& p) {
+  // Ordering as in finish()'s fragment path.
+  sync_compute_threads();
+  __shared__ int is_last;
+  if (threadIdx.x == 0)
+    is_last = atomic_add_acq_rel_gpu(p.counters + blockIdx.y * gridDim.x + blockIdx.x, 1) ==
+              static_cast<int>(gridDim.z) - 1;
+  sync_compute_threads();
+  return is_last != 0;
+}
+
+template <class Cfg>
+QGEMM_DEVICE void MmaGemm<Cfg>::reset_counter(const MmaGemmParams& p) {
+  p.counters[blockIdx.y * gridDim.x + blockIdx.x] = 0;
+}
+
+template <class Cfg>
+QGEMM_DEVICE void MmaGemm<Cfg>::finish_staged(const MmaGemmParams& p, const Work& w, float* tile,
+                                              const FragC (&acc)[kTN][kFM], int warp_n, int warp_m,
+                                              int lane) {
+  stage_tile(tile, acc, warp_n, warp_m, lane);
+  const int tid = static_cast<int>(threadIdx.x);
+  const int row0 = w.n_tile0 * 16;
+  const bool vec = vector_stores(p);
+  const auto staged = [&](int token, int row, float(&v)[8]) {
+    const float4* at = reinterpret_cast<const float4*>(tile + token * kTileStride + row);
+    const float4 a = at[0], b = at[1];
+    v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
+  };
+  if (gridDim.z == 1) {
+    for_each_piece(p, w, tid, [&](int token, int row) {
+      float v[8];
+      staged(token, row, v);
+      store_piece(p, row0 + row, w.m0 + token, v, vec);
+    });
+    return;
+  }
+  // Split-K: publish this split's partial tile (rows below the padded N: the tile's last
+  // warps may lie beyond the weight), then the last split sums all of them in split order.
+  const i64 n_pad = static_cast<i64>(p.n_tiles) * 16;
+  const i64 split_floats = static_cast<i64>(p.m) * n_pad;
+  const int splits = static_cast<int>(gridDim.z);
+  for_each_piece(p, w, tid, [&](int token, int row) {
+    if (row0 + row >= n_pad) return;
+    float4* out = reinterpret_cast<float4*>(p.partials + blockIdx.z * split_floats +
+                                            (w.m0 + token) * n_pad + row0 + row);
+    const float4* in = reinterpret_cast<const float4*>(tile + token * kTileStride + row);
+    out[0] = in[0];
+    out[1] = in[1];
+  });
+  if (!last_split_arrives(p)) return;
+  constexpr int kBatch = 4;  // splits loaded before any is added: 8 loads in flight
+  for_each_piece(p, w, tid, [&](int token, int row) {
+    if (row0 + row >= n_pad) return;
+    const float* at = p.partials + (w.m0 + token) * n_pad + row0 + row;
+    float v[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll 1
+    for (int z0 = 0; z0 < splits; z0 += kBatch) {
+      float4 part[kBatch][2];
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        const float4* src = reinterpret_cast<const float4*>(at + (z0 + b) * split_floats);
+        const bool load = z0 + b < splits;
+        part[b][0] = load ? __ldcg(src) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        part[b][1] = load ? __ldcg(src + 1) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      }
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        if (z0 + b >= splits) break;
+        v[0] += part[b][0].x, v[1] += part[b][0].y, v[2] += part[b][0].z, v[3] += part[b][0].w;
+        v[4] += part[b][1].x, v[5] += part[b][1].y, v[6] += part[b][1].z, v[7] += part[b][1].w;
+      }
+    }
+    store_piece(p, row0 + row, w.m0 + token, v, vec);
+  });
+  if (threadIdx.x == 0) reset_counter(p);
+}
+
+}  // namespace qgemm

@@ -1,0 +1,93 @@
+// Stage loading of MmaGemm (declared in dense/mma_gemm.cuh): per-thread copy sources computed
+// once, then one predicated cp.async per 16-byte chunk of a stage.
+// Included at the end of dense/mma_gemm.cuh, after the class.
+#pragma once
+
+namespace qgemm {
+
+template <class Cfg>
+template <int kPairBytes>
+QGEMM_DEVICE void MmaGemm<Cfg>::Table<kPairBytes>::make(const MmaGemmParams& p, const void* table,
+                                                        int n_tile0, int tid) {
+#pragma unroll
+  for (int i = 0; i < kIters; ++i) {
+    const int c = tid + i * kLoadThreads;
+    const int tile = c / (kGroupsPerStage * kChunks);
+    const int j = (c / kChunks) % kGroupsPerStage, chunk = c % kChunks;
+    const int nt = n_tile0 + tile;
+    src[i] = static_cast<const u8*>(table) +
+             (static_cast<i64>(nt) * p.groups + j) * 8 * kPairBytes + chunk * 16;
+    group[i] = c < kTotal && nt < p.n_tiles ? j : kNever;
+  }
+}
+
+template <class Cfg>
+template <int kPairBytes>
+QGEMM_DEVICE void MmaGemm<Cfg>::Table<kPairBytes>::load(u8* dst, int g0, int groups_left,
+                                                        int tid) const {
+  const i64 offset = static_cast<i64>(g0) * 8 * kPairBytes;
+#pragma unroll
+  for (int i = 0; i < kIters; ++i) {
+    const int c = tid + i * kLoadThreads;
+    if (kTotal % kLoadThreads != 0 && c >= kTotal) break;
+    cp_async_16(dst + c * 16, src[i] + offset, group[i] < groups_left);
+  }
+}
+
+template <class Cfg>
+QGEMM_DEVICE typename MmaGemm<Cfg>::Loader MmaGemm<Cfg>::make_loader(const MmaGemmParams& p,
+                                                                     int n_tile0, int m0, int tid) {
+  Loader l;
+#pragma unroll
+  for (int i = 0; i < kWeightIters; ++i) {
+    const int c = tid + i * kLoadThreads;
+    const int tile = c / kTileChunks, within = c % kTileChunks;
+    const int nt = n_tile0 + tile;
+    l.w_src[i] = p.weights + static_cast<i64>(nt) * p.k_units * kUnitBytes + within * 16;
+    l.w_unit[i] = c < kWeightChunks && nt < p.n_tiles ? within / kUnitChunks : kNever;
+  }
+#pragma unroll
+  for (int i = 0; i < kActIters; ++i) {
+    const int c = tid + i * kLoadThreads;
+    const int row = c / kRowChunks, chunk = c % kRowChunks;
+    l.a_src[i] = p.a + static_cast<i64>(m0 + row) * p.lda + chunk * 8;
+    l.a_k[i] = c < kActChunks && m0 + row < p.m ? chunk * 8 : kNever;
+    l.a_dst[i] = act_offset(row, chunk);
+  }
+  if constexpr (kGroups) {
+    l.scales.make(p, p.scales, n_tile0, tid);
+    if constexpr (Cfg::kZeroTable != 0) l.zeros.make(p, p.zeros, n_tile0, tid);
+  }
+  return l;
+}
+
+template <class Cfg>
+QGEMM_DEVICE void MmaGemm<Cfg>::load_stage(const MmaGemmParams& p, const Loader& l, u8* stage,
+                                           int unit0, int unit_end, int tid) {
+  const int units_left = unit_end - unit0;  // <= 0: a stage past the range, zero-filled
+  const i64 w_offset = static_cast<i64>(unit0) * kUnitBytes;
+#pragma unroll
+  for (int i = 0; i < kWeightIters; ++i) {
+    const int c = tid + i * kLoadThreads;
+    if (kWeightChunks % kLoadThreads != 0 && c >= kWeightChunks) break;
+    cp_async_16(stage + c * 16, l.w_src[i] + w_offset, l.w_unit[i] < units_left);
+  }
+  u8* act = stage + kWeightBytes;
+  const int k0 = unit0 * kUnitK;
+  const int k_left = units_left > 0 ? p.k - k0 : 0;
+#pragma unroll
+  for (int i = 0; i < kActIters; ++i) {
+    const int c = tid + i * kLoadThreads;
+    if (kActChunks % kLoadThreads != 0 && c >= kActChunks) break;
+    cp_async_16(act + l.a_dst[i], l.a_src[i] + k0, l.a_k[i] < k_left);
+  }
+  if constexpr (kGroups) {
+    const int g0 = k0 / Cfg::kGroupK;
+    const int groups_left = units_left > 0 ? p.groups - g0 : 0;
+    l.scales.load(act + kActBytes, g0, groups_left, tid);
+    if constexpr (Cfg::kZeroTable != 0)
+      l.zeros.load(act + kActBytes + kScaleBytes, g0, groups_left, tid);
+  }
+}
+
+}  // namespace qgemm

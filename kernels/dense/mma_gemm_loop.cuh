@@ -1,0 +1,147 @@
+// The main loops of MmaGemm (declared in dense/mma_gemm.cuh): the cp.async ring with a CTA-wide
+// barrier per stage, and the warp-specialized loop whose stages pass on mbarriers.
+// Included at the end of dense/mma_gemm.cuh, after the class.
+#pragma once
+
+namespace qgemm {
+
+template <class Cfg>
+QGEMM_DEVICE typename MmaGemm<Cfg>::Work MmaGemm<Cfg>::make_work(const MmaGemmParams& p) {
+  Work w;
+  w.n_tile0 = blockIdx.x * kTilesCta;
+  w.m0 = blockIdx.y * kBlockM;
+  w.unit_begin = static_cast<int>(static_cast<i64>(blockIdx.z) * p.k_stages / gridDim.z) * kUnits;
+  w.unit_end =
+      min(p.k_units,
+          static_cast<int>(static_cast<i64>(blockIdx.z + 1) * p.k_stages / gridDim.z) * kUnits);
+  w.iters = w.unit_end > w.unit_begin ? (w.unit_end - w.unit_begin + kUnits - 1) / kUnits : 0;
+  return w;
+}
+
+template <class Cfg>
+QGEMM_DEVICE bool MmaGemm<Cfg>::flushes_at_end(const Work& w, int it) {
+  if constexpr (kGroups && Cfg::kGroupK >= kStageK)
+    return ((w.unit_begin + it * kUnits) * kUnitK + kStageK) % Cfg::kGroupK == 0 ||
+           it == w.iters - 1;
+  return true;
+}
+
+template <class Cfg>
+QGEMM_DEVICE void MmaGemm<Cfg>::zero(FragC (&f)[kTN][kFM]) {
+#pragma unroll
+  for (int tn = 0; tn < kTN; ++tn)
+#pragma unroll
+    for (int fm = 0; fm < kFM; ++fm)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) f[tn][fm].r[i] = 0.0f;
+}
+
+template <class Cfg>
+QGEMM_DEVICE void MmaGemm<Cfg>::run(const MmaGemmParams& p, u8* smem) {
+  if constexpr (kWgmma)  // the launch reserves kWgmmaAlign bytes of slack for this
+    smem += (mma_layout::kWgmmaAlign - smem_addr(smem) % mma_layout::kWgmmaAlign) %
+            mma_layout::kWgmmaAlign;
+  if constexpr (kWs) {
+    run_ws(p, smem);
+    return;
+  }
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int warp_n = warp % Cfg::kWarpsN, warp_m = warp / Cfg::kWarpsN;
+  const Work w = make_work(p);
+  const bool warp_active = w.n_tile0 + warp_n * kTN < p.n_tiles;
+  const Loader loader = make_loader(p, w.n_tile0, w.m0, threadIdx.x);
+
+  FragC acc[kTN][kFM], part[kPartSets][kTN][kFM];
+  zero(acc);
+  for (auto& set : part) zero(set);
+#pragma unroll
+  for (int s = 0; s < Cfg::kStages - 1; ++s) {
+    if (s < w.iters)
+      load_stage(p, loader, smem + s * kStageBytes, w.unit_begin + s * kUnits, w.unit_end,
+                 threadIdx.x);
+    cp_async_commit();
+  }
+  for (int it = 0; it < w.iters; ++it) {
+    cp_async_wait<Cfg::kStages - 2>();
+    // NOTE: wgmma reads shared memory through the async proxy, cp.async wrote it through the
+    // generic one: each thread fences its own copies, the barrier then covers everyone's.
+    if constexpr (kWgmma) fence_proxy_async_shared();
+    __syncthreads();
+    const int next = it + Cfg::kStages - 1;
+    if (next < w.iters)
+      load_stage(p, loader, smem + (next % Cfg::kStages) * kStageBytes,
+                 w.unit_begin + next * kUnits, w.unit_end, threadIdx.x);
+    cp_async_commit();
+    const bool flush_at_end = flushes_at_end(w, it);
+    if constexpr (kWgmma)
+      compute_stage_wgmma(smem + (it % Cfg::kStages) * kStageBytes, acc, part, flush_at_end, warp_n,
+                          warp_m, lane);
+    else if (warp_active)
+      compute_stage(smem + (it % Cfg::kStages) * kStageBytes, acc, part[0], flush_at_end, warp_n,
+                    warp_m, lane);
+  }
+  cp_async_wait<0>();
+  finish(p, w, smem, acc, warp_n, warp_m, lane);
+}
+
+template <class Cfg>
+QGEMM_DEVICE void MmaGemm<Cfg>::run_ws(const MmaGemmParams& p, u8* smem) {
+  u64* full = reinterpret_cast<u64*>(smem + Cfg::kStages * kStageBytes);
+  u64* empty = full + Cfg::kStages;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int warp_n = warp % Cfg::kWarpsN, warp_m = warp / Cfg::kWarpsN;
+  const Work w = make_work(p);
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < Cfg::kStages; ++s) {
+      mbarrier_init(&full[s], kLoadThreads);
+      mbarrier_init(&empty[s], kWarps);
+    }
+  }
+  __syncthreads();
+  if (warp >= kWarps) {
+    // NOTE: the copy warpgroup needs few registers; with two compute warpgroups (384 threads,
+    // 168 registers each at launch) it hands the rest to them (128 x kCopyRegs + 256 x
+    // kComputeRegs <= 384 x 168).
+    if constexpr (kThreads == 384) setmaxnreg_dec<kCopyRegs>();
+    const int tid = threadIdx.x - kConsumerThreads;
+    const Loader loader = make_loader(p, w.n_tile0, w.m0, tid);
+    for (int it = 0; it < w.iters; ++it) {
+      const int slot = it % Cfg::kStages;
+      if (it >= Cfg::kStages) mbarrier_wait(&empty[slot], (it / Cfg::kStages - 1) & 1);
+      load_stage(p, loader, smem + slot * kStageBytes, w.unit_begin + it * kUnits, w.unit_end, tid);
+      cp_async_arrive(&full[slot]);
+    }
+    cp_async_commit();
+    cp_async_wait<0>();
+    // The global split-K fix-up synchronizes the compute threads only; the cluster one needs
+    // every thread of every CTA, and uses these as well.
+    if (sums_in_cluster()) cluster_sum_and_store(p, w, smem, nullptr, 0, 0, 0);
+    return;
+  }
+  if constexpr (kThreads == 384) setmaxnreg_inc<kComputeRegs>();
+  FragC acc[kTN][kFM], part[kPartSets][kTN][kFM];
+  zero(acc);
+  for (auto& set : part) zero(set);
+  for (int it = 0; it < w.iters; ++it) {
+    const int slot = it % Cfg::kStages;
+    mbarrier_wait(&full[slot], (it / Cfg::kStages) & 1);
+    // NOTE: the stage came through cp.async (generic proxy); wgmma reads it through the async
+    // proxy.
+    fence_proxy_async_shared();
+    compute_stage_wgmma(smem + slot * kStageBytes, acc, part, flushes_at_end(w, it), warp_n, warp_m,
+                        lane);
+    __syncwarp();
+    if (lane == 0) mbarrier_arrive(&empty[slot]);
+  }
+  finish(p, w, smem, acc, warp_n, warp_m, lane);
+}
+
+template <class Cfg>
+QGEMM_DEVICE void MmaGemm<Cfg>::sync_compute_threads() {
+  if constexpr (kWs)
+    asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumerThreads) : "memory");
+  else
+    __syncthreads();
+}
+
+}  // namespace qgemm
