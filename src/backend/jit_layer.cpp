@@ -105,8 +105,9 @@ int JitLayer::splits(size_t bucket, int64_t m) const {
   // threads allow (int3 decode: 4, not 7), and split-K must not spill into a partial wave of
   // what really fits. Before prepare() the estimate is an upper bound (more splits, more
   // workspace), so sizes taken then stay large enough.
-  const int registers =
-      bucket < kernels_.size() && kernels_[bucket].compiled ? kernels_[bucket].compiled->resources.registers : 0;
+  const int registers = bucket < kernels_.size() && kernels_[bucket].compiled
+                            ? kernels_[bucket].compiled->resources.registers
+                            : 0;
   return mma_splits(plan_.buckets[bucket].config, m, problem_.n, problem_.k, problem_.device_info,
                     registers);
 }

@@ -57,7 +57,8 @@ BucketList buckets(const DeviceInfo& device) {
 
 // NOTE: tuning switches for experiments (read once per process):
 //   QGEMM_MMA_BUCKET<i>="w4x1 t1 f4 s6 k128 waves4"  replaces bucket i's tile (Hopper: 0 M <= 8,
-//                                1 M 9-32, 2 M 33-128, 3 above; others: 0 M <= 32, 1 33-128, 2 above)
+//                                1 M 9-32, 2 M 33-128, 3 above; others: 0 M <= 32, 1 33-128,
+//                                2 above)
 //   QGEMM_SPLIT_WAVES=<w>        split-K aims at w CTAs per SM in every bucket
 //   QGEMM_SPLIT_MIN_STAGES=<s>   each split keeps at least s pipeline stages (default 4)
 //   QGEMM_SPLIT_PARTIAL_WAVES=1  splits may round up into a partial extra wave (the old rule)
@@ -142,7 +143,8 @@ int mma_resident_estimate(const MmaGemmConfig& c, const DeviceInfo& device, int 
   const int64_t by_smem = smem_sm / (c.smem_bytes() + 1024);
   const int64_t by_threads = 2048 / c.threads();
   int64_t resident = std::min(by_smem, by_threads);
-  if (registers > 0) resident = std::min<int64_t>(resident, 65536 / ((registers + 7) / 8 * 8 * c.threads()));
+  if (registers > 0)
+    resident = std::min<int64_t>(resident, 65536 / ((registers + 7) / 8 * 8 * c.threads()));
   return static_cast<int>(std::clamp<int64_t>(resident, 1, 32));
 }
 

@@ -55,8 +55,7 @@ bool cublaslt_has_gemm(DType act, DType out);
 
 /// CTAs of `config` one SM can hold by shared memory, threads and, when the compiled kernel's
 /// `registers` per thread are known (> 0), registers; without them an upper bound.
-int mma_resident_estimate(const MmaGemmConfig& config, const DeviceInfo& device,
-                          int registers = 0);
+int mma_resident_estimate(const MmaGemmConfig& config, const DeviceInfo& device, int registers = 0);
 
 /// K splits for `m` tokens: enough CTAs to fill the GPU `config.split_waves` times over, each
 /// split at least four pipeline stages long, never into a partial extra wave of the CTAs that

@@ -140,8 +140,8 @@ TEST(MmaPlan, SplitsStayWithinTheCtasTheRegistersLeaveRoomFor) {
   const MmaGemmConfig& c = entry_for(*plan, 1).config;
   ASSERT_EQ(128, c.threads());
   EXPECT_GT(mma_resident_estimate(c, d), 4) << "shared memory alone allows more";
-  EXPECT_EQ(4, mma_resident_estimate(c, d, 128));   // 128 x 128 x 4 = 64 K registers
-  EXPECT_EQ(3, mma_resident_estimate(c, d, 129));   // allocated 8 at a time: 136
+  EXPECT_EQ(4, mma_resident_estimate(c, d, 128));  // 128 x 128 x 4 = 64 K registers
+  EXPECT_EQ(3, mma_resident_estimate(c, d, 129));  // allocated 8 at a time: 136
   EXPECT_EQ(mma_resident_estimate(c, d), mma_resident_estimate(c, d, 0));  // 0: unknown
   const int64_t ctas = 8192 / 64;
   for (int registers : {0, 96, 128, 136, 168, 255}) {

@@ -116,7 +116,8 @@ TEST(JitKernelPlan, KernelsPerLayerAndTheCublasHandoff) {
   EXPECT_EQ(plan->mma_bucket_for(1), 0u);
   // Wider codes hand off earlier: 3- and 6-bit codes (12 words per lane and unit) from 257,
   // 5- and 7-bit codes (20 and 28 words) from 129.
-  for (const char* format : {"int3/g128/bf16", "int6/g128/bf16", "int5/g64/bf16", "int7/g128/bf16"}) {
+  for (const char* format :
+       {"int3/g128/bf16", "int6/g128/bf16", "int5/g64/bf16", "int7/g128/bf16"}) {
     SCOPED_TRACE(format);
     auto wide = plan_jit_kernels(8192, 8192, *WeightFormat::parse(format), DType::bf16(),
                                  DType::bf16(), h200, true, kNoTuningTable);

@@ -138,13 +138,14 @@ int run_plan(const PlanOptions& o) {
       // past a whole number of waves leaves SMs idle in its last one.
       const int64_t ctas = grid_x * grid_y * splits;
       const int per_sm = mma_resident_estimate(c, p.device_info, registers);
-      const double waves = double(ctas) / (double(per_sm) * std::max(p.device_info.multiprocessors, 1));
+      const double waves =
+          double(ctas) / (double(per_sm) * std::max(p.device_info.multiprocessors, 1));
       std::printf(
           " (%lld CTAs on %d SMs, %d K splits%s, %d B shared, %d registers, up to %d CTAs/SM: "
           "%.2f waves)",
           (long long)ctas, p.device_info.multiprocessors, splits,
-          mma_split_cluster(c, splits) > 1 ? " summed in a cluster" : "", c.smem_bytes(),
-          registers, per_sm, waves);
+          mma_split_cluster(c, splits) > 1 ? " summed in a cluster" : "", c.smem_bytes(), registers,
+          per_sm, waves);
     }
     std::printf("\n");
   }
