@@ -199,10 +199,6 @@ struct MmaGemm {
                                          FragC (&part)[kTN][kFM], bool flush_at_end, int warp_n,
                                          int warp_m, int lane);
 
-  /// compute_stage on wgmma: one m64n(8 kFM)k16 per k-step for the warpgroup, A from this
-  /// warp's decoded tile, B the warpgroup's kFM * 8 tokens. Every warp of the warpgroup must call
-  /// it (wgmma is warpgroup-collective), also those whose tile lies beyond the weight: their
-  /// codes and scales are zero-filled and their rows never stored.
   // NOTE: a warp-specialized stage of two scale groups (e.g. 256-K stages of g128) gives each
   // group its own partial sums, so the chain of MMAs drains once per stage, not once per group
   // (two sets of 64-token sums fit the compute warpgroups' registers, 128-token ones do not; the
@@ -231,6 +227,10 @@ struct MmaGemm {
     return from < to && (ends_batch(from) || batch_ends_before(from + 16, to));
   }
 
+  /// compute_stage on wgmma: one m64n(8 kFM)k16 per k-step for the warpgroup, A from this
+  /// warp's decoded tile, B the warpgroup's kFM * 8 tokens. Every warp of the warpgroup must call
+  /// it (wgmma is warpgroup-collective), also those whose tile lies beyond the weight: their
+  /// codes and scales are zero-filled and their rows never stored.
   static QGEMM_DEVICE void compute_stage_wgmma(const u8* stage, FragC (&acc)[kTN][kFM],
                                                FragC (&parts)[kPartSets][kTN][kFM],
                                                bool flush_at_end, int warp_n, int warp_m, int lane);
