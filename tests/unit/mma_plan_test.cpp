@@ -220,6 +220,26 @@ TEST(MmaPlan, SplitClustersOnlyForWarpSpecializedHopperTiles) {
   for (const MmaPlanEntry& e : *ampere) EXPECT_EQ(1, mma_split_cluster(e.config, 4));
 }
 
+// The expansion + cuBLAS hand-off by code width on Hopper (wider codes are dearer per token in
+// the ws tiles), the older boundary elsewhere, none where cuBLASLt has no such GEMM.
+TEST(MmaPlan, HandOffDependsOnCodeWidthOnHopper) {
+  const DeviceInfo h200 = *device_preset("h200");
+  const struct {
+    const char* spec;
+    int64_t handoff;
+  } cases[] = {{"int1/g128/bf16", 513},    {"int2/g128/bf16", 513},     {"int3/g128/bf16", 257},
+               {"int4/g128/bf16", 513},    {"uint4/g128/bf16/zp", 513}, {"int5/g64/bf16", 129},
+               {"int6/channel/fp32", 257}, {"e3m2/g32/ue8m0", 257},     {"int7/g128/bf16", 129},
+               {"int8/channel/bf16", 513}, {"e4m3/channel/fp32", 513}};
+  for (const auto& c : cases) {
+    const WeightFormat f = *WeightFormat::parse(c.spec);
+    EXPECT_EQ(c.handoff, mma_handoff_m(h200, f, DType::bf16(), DType::bf16())) << c.spec;
+    EXPECT_EQ(512, mma_handoff_m(*device_preset("sm_80"), f, DType::bf16(), DType::bf16()))
+        << c.spec;
+    EXPECT_EQ(INT64_MAX, mma_handoff_m(h200, f, DType::bf16(), DType::fp16())) << c.spec;
+  }
+}
+
 // Splits shrink as tokens fill the GPU, and stay 1 on a short K.
 TEST(MmaPlan, SplitsFollowTokensAndK) {
   const DeviceInfo d = *device_preset("h200");
