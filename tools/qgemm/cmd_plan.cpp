@@ -140,15 +140,22 @@ int run_plan(const PlanOptions& o) {
       const int per_sm = mma_resident_estimate(c, p.device_info, registers);
       const double waves =
           double(ctas) / (double(per_sm) * std::max(p.device_info.multiprocessors, 1));
+      // A kernel that did not compile has no register count: the CTAs per SM are then the
+      // shared-memory and thread bound only, and the line says so.
+      const std::string regs =
+          registers > 0 ? str(registers, " registers") : std::string("registers unknown");
       std::printf(
-          " (%lld CTAs on %d SMs, %d K splits%s, %d B shared, %d registers, up to %d CTAs/SM: "
-          "%.2f waves)",
+          " (%lld CTAs on %d SMs, %d K splits%s, %d B shared, %s, up to %d CTAs/SM: %.2f waves)",
           (long long)ctas, p.device_info.multiprocessors, splits,
-          mma_split_cluster(c, splits) > 1 ? " summed in a cluster" : "", c.smem_bytes(), registers,
-          per_sm, waves);
+          mma_split_cluster(c, splits) > 1 ? " summed in a cluster" : "", c.smem_bytes(),
+          regs.c_str(), per_sm, waves);
     }
     std::printf("\n");
   }
+  if (!o.explain)
+    std::printf(
+        "         (K splits as far as shared memory decides; a run also counts the compiled\n"
+        "         kernel's registers, which can leave fewer: --explain compiles for them)\n");
 
   if (o.warm) {
     // Cold: a fresh cache directory; warm: the same directory again (what a restart sees).
