@@ -42,6 +42,7 @@
 #include "ptx/atomic.cuh"
 #include "ptx/cluster.cuh"
 #include "ptx/cp_async.cuh"
+#include "ptx/grid_dependency.cuh"
 #include "ptx/half2.cuh"
 #include "ptx/mbarrier.cuh"
 #include "ptx/mma_sync.cuh"
@@ -175,6 +176,13 @@ struct MmaGemm {
   /// cp.async of units unit0 .. of the CTA tile (zero-filled past unit_end) into `stage`.
   static QGEMM_DEVICE void load_stage(const MmaGemmParams& p, const Loader& l, u8* stage, int unit0,
                                       int unit_end, int tid);
+  /// load_stage's weight codes, scales and zero points: what no other kernel writes, so they may
+  /// be copied before grid_dependency_wait.
+  static QGEMM_DEVICE void load_stage_weights(const MmaGemmParams& p, const Loader& l, u8* stage,
+                                              int unit0, int unit_end, int tid);
+  /// load_stage's activation tile.
+  static QGEMM_DEVICE void load_stage_acts(const MmaGemmParams& p, const Loader& l, u8* stage,
+                                           int unit0, int unit_end, int tid);
 
   // ---- dequantization and the math of a stage (defined in mma_gemm_math.cuh) ------------
 

@@ -62,8 +62,8 @@ QGEMM_DEVICE typename MmaGemm<Cfg>::Loader MmaGemm<Cfg>::make_loader(const MmaGe
 }
 
 template <class Cfg>
-QGEMM_DEVICE void MmaGemm<Cfg>::load_stage(const MmaGemmParams& p, const Loader& l, u8* stage,
-                                           int unit0, int unit_end, int tid) {
+QGEMM_DEVICE void MmaGemm<Cfg>::load_stage_weights(const MmaGemmParams& p, const Loader& l,
+                                                   u8* stage, int unit0, int unit_end, int tid) {
   const int units_left = unit_end - unit0;  // <= 0: a stage past the range, zero-filled
   const i64 w_offset = static_cast<i64>(unit0) * kUnitBytes;
 #pragma unroll
@@ -72,22 +72,34 @@ QGEMM_DEVICE void MmaGemm<Cfg>::load_stage(const MmaGemmParams& p, const Loader&
     if (kWeightChunks % kLoadThreads != 0 && c >= kWeightChunks) break;
     cp_async_16(stage + c * 16, l.w_src[i] + w_offset, l.w_unit[i] < units_left);
   }
+  if constexpr (kGroups) {
+    u8* tables = stage + kWeightBytes + kActBytes;
+    const int g0 = unit0 * kUnitK / Cfg::kGroupK;
+    const int groups_left = units_left > 0 ? p.groups - g0 : 0;
+    l.scales.load(tables, g0, groups_left, tid);
+    if constexpr (Cfg::kZeroTable != 0) l.zeros.load(tables + kScaleBytes, g0, groups_left, tid);
+  }
+}
+
+template <class Cfg>
+QGEMM_DEVICE void MmaGemm<Cfg>::load_stage_acts(const MmaGemmParams& p, const Loader& l, u8* stage,
+                                                int unit0, int unit_end, int tid) {
   u8* act = stage + kWeightBytes;
   const int k0 = unit0 * kUnitK;
-  const int k_left = units_left > 0 ? p.k - k0 : 0;
+  const int k_left = unit_end > unit0 ? p.k - k0 : 0;
 #pragma unroll
   for (int i = 0; i < kActIters; ++i) {
     const int c = tid + i * kLoadThreads;
     if (kActChunks % kLoadThreads != 0 && c >= kActChunks) break;
     cp_async_16(act + l.a_dst[i], l.a_src[i] + k0, l.a_k[i] < k_left);
   }
-  if constexpr (kGroups) {
-    const int g0 = k0 / Cfg::kGroupK;
-    const int groups_left = units_left > 0 ? p.groups - g0 : 0;
-    l.scales.load(act + kActBytes, g0, groups_left, tid);
-    if constexpr (Cfg::kZeroTable != 0)
-      l.zeros.load(act + kActBytes + kScaleBytes, g0, groups_left, tid);
-  }
+}
+
+template <class Cfg>
+QGEMM_DEVICE void MmaGemm<Cfg>::load_stage(const MmaGemmParams& p, const Loader& l, u8* stage,
+                                           int unit0, int unit_end, int tid) {
+  load_stage_weights(p, l, stage, unit0, unit_end, tid);
+  load_stage_acts(p, l, stage, unit0, unit_end, tid);
 }
 
 }  // namespace qgemm

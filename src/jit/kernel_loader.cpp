@@ -1,12 +1,19 @@
 #include "jit/kernel_loader.h"
 
+#include <cstdlib>
 #include <map>
+#include <string>
 #include <mutex>
 #include <utility>
 
 #include "jit/kernel_cache.h"
 
 namespace qgemm {
+
+bool programmatic_launch_disabled() {
+  const char* env = std::getenv("QGEMM_NO_PDL");
+  return env != nullptr && *env != '\0' && std::string(env) != "0";
+}
 
 Expected<LoadedKernel> load_kernel(const std::shared_ptr<const CompiledKernel>& compiled,
                                    const KernelSpec& spec) {
@@ -25,6 +32,7 @@ Expected<LoadedKernel> load_kernel(const std::shared_ptr<const CompiledKernel>& 
   k.compiled = compiled;
   k.threads = spec.threads;
   k.dynamic_smem = spec.dynamic_smem;
+  k.programmatic = spec.programmatic_launch && !programmatic_launch_disabled();
   CUmodule module;
   QGEMM_CU(d, cuModuleLoadData, &module, compiled->cubin.data());
   Status s =

@@ -12,8 +12,14 @@ struct LoadedKernel {
   CUfunction function = nullptr;
   int dynamic_smem = 0;
   int threads = 0;
+  /// Launched with programmatic stream serialization: the spec allows it and QGEMM_NO_PDL is
+  /// not set.
+  bool programmatic = false;
   std::shared_ptr<const CompiledKernel> compiled;
 };
+
+/// Whether programmatic dependent launch is switched off (QGEMM_NO_PDL=1), for comparisons.
+bool programmatic_launch_disabled();
 
 /// Loads (once per context and key) the module of `compiled` and sets the dynamic shared
 /// memory limit the spec needs. Launches then pass no attributes.
@@ -23,33 +29,36 @@ Expected<LoadedKernel> load_kernel(const std::shared_ptr<const CompiledKernel>& 
 /// Compiles or fetches from the cache, then loads.
 Expected<LoadedKernel> get_kernel(const KernelSpec& spec);
 
-/// Launches with one by-value parameter struct.
-template <typename Params>
-Status launch(const LoadedKernel& kernel, unsigned grid_x, unsigned grid_y, unsigned grid_z,
-              const Params& params, CUstream stream) {
-  auto driver = cuda_driver();
-  if (!driver) return driver.status();
-  void* args[] = {const_cast<Params*>(&params)};
-  QGEMM_CU(*driver, cuLaunchKernel, kernel.function, grid_x, grid_y, grid_z,
-           static_cast<unsigned>(kernel.threads), 1, 1, static_cast<unsigned>(kernel.dynamic_smem),
-           stream, args, nullptr);
-  return Status();
-}
-
-/// Launches with the CTAs of each `cluster_z` consecutive grid z indices as one thread-block
-/// cluster (sm_90; 1: a plain launch). gridDim.z must be a multiple of cluster_z.
+/// Launches with one by-value parameter struct; the CTAs of each `cluster_z` consecutive grid z
+/// indices form one thread-block cluster (sm_90; 1: none; gridDim.z must be a multiple of it).
+/// Kernels that allow it launch programmatically (LoadedKernel::programmatic).
 template <typename Params>
 Status launch_z_clusters(const LoadedKernel& kernel, unsigned grid_x, unsigned grid_y,
                          unsigned grid_z, unsigned cluster_z, const Params& params,
                          CUstream stream) {
-  if (cluster_z <= 1) return launch(kernel, grid_x, grid_y, grid_z, params, stream);
   auto driver = cuda_driver();
   if (!driver) return driver.status();
-  CUlaunchAttribute cluster{};
-  cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  cluster.value.clusterDim.x = 1;
-  cluster.value.clusterDim.y = 1;
-  cluster.value.clusterDim.z = cluster_z;
+  void* args[] = {const_cast<Params*>(&params)};
+  CUlaunchAttribute attrs[2] = {};
+  unsigned n = 0;
+  if (cluster_z > 1) {
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attrs[n].value.clusterDim.x = 1;
+    attrs[n].value.clusterDim.y = 1;
+    attrs[n].value.clusterDim.z = cluster_z;
+    ++n;
+  }
+  if (kernel.programmatic) {
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attrs[n].value.programmaticStreamSerializationAllowed = 1;
+    ++n;
+  }
+  if (n == 0) {
+    QGEMM_CU(*driver, cuLaunchKernel, kernel.function, grid_x, grid_y, grid_z,
+             static_cast<unsigned>(kernel.threads), 1, 1,
+             static_cast<unsigned>(kernel.dynamic_smem), stream, args, nullptr);
+    return Status();
+  }
   CUlaunchConfig config{};
   config.gridDimX = grid_x;
   config.gridDimY = grid_y;
@@ -58,11 +67,17 @@ Status launch_z_clusters(const LoadedKernel& kernel, unsigned grid_x, unsigned g
   config.blockDimY = config.blockDimZ = 1;
   config.sharedMemBytes = static_cast<unsigned>(kernel.dynamic_smem);
   config.hStream = stream;
-  config.attrs = &cluster;
-  config.numAttrs = 1;
-  void* args[] = {const_cast<Params*>(&params)};
+  config.attrs = attrs;
+  config.numAttrs = n;
   QGEMM_CU(*driver, cuLaunchKernelEx, &config, kernel.function, args, nullptr);
   return Status();
+}
+
+/// launch_z_clusters without clusters.
+template <typename Params>
+Status launch(const LoadedKernel& kernel, unsigned grid_x, unsigned grid_y, unsigned grid_z,
+              const Params& params, CUstream stream) {
+  return launch_z_clusters(kernel, grid_x, grid_y, grid_z, 1, params, stream);
 }
 
 }  // namespace qgemm

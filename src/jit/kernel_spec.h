@@ -14,6 +14,10 @@ struct KernelSpec {
   std::string arch;             ///< "sm_80", "sm_89", "sm_90a", ...
   int dynamic_smem = 0;         ///< bytes of dynamic shared memory a launch uses
   int threads = 0;              ///< threads per block
+  /// The kernel calls grid_dependency_wait (kernels/ptx/grid_dependency.cuh) before it touches
+  /// anything an earlier kernel on the stream may write or read, so it may launch while that
+  /// kernel finishes (programmatic dependent launch, sm_90+).
+  bool programmatic_launch = false;
 };
 
 /// What ptxas reported for a kernel.

@@ -340,5 +340,39 @@ TEST(MmaGemmConfig, WarpSpecializedKernelsSplitTheirRegisters) {
   EXPECT_NE(std::string::npos, ptx->find("ld.shared::cluster.f32"));
 }
 
+// Hopper kernels may launch while the kernel before them finishes (programmatic dependent
+// launch): their PTX waits for it before the activations are read, and lets the next one be
+// scheduled; Ampere kernels and Hopper one-warp CTAs launch plainly.
+TEST(MmaGemmConfig, HopperKernelsWaitForThePreviousGridBeforeReadingActivations) {
+  for (const bool ws : {false, true}) {
+    MmaGemmConfig c = config_for("int4/g128/bf16");
+    c.arch = "sm_90a";
+    if (ws) {
+      c = wgmma_config("int4/g128/bf16", DType::bf16(), DType::bf16(), 8, 1);
+      c.warps_n = 8;
+      c.warp_specialized = true;
+      c.stages = 3;
+    }
+    ASSERT_TRUE(c.validate().ok()) << c.validate().message();
+    EXPECT_TRUE(c.spec().programmatic_launch) << c.to_string();
+    QGEMM_REQUIRE_NVRTC();
+    const auto ptx = compile_ptx(c.spec());
+    ASSERT_TRUE(ptx.ok()) << ptx.status().message();
+    const size_t wait = ptx->find("griddepcontrol.wait");
+    ASSERT_NE(std::string::npos, wait) << c.to_string();
+    EXPECT_NE(std::string::npos, ptx->find("griddepcontrol.launch_dependents")) << c.to_string();
+    // The first copy issued (a weight chunk) may precede the wait; the activation copies may not.
+    EXPECT_LT(ptx->find("cp.async"), wait) << "weights prefetched before the wait";
+  }
+  MmaGemmConfig ampere = config_for("int4/g128/bf16");
+  ampere.arch = "sm_80";
+  EXPECT_FALSE(ampere.spec().programmatic_launch);
+  MmaGemmConfig one_warp = config_for("int8/channel/bf16");
+  one_warp.arch = "sm_90a";
+  one_warp.warps_n = one_warp.warps_m = 1;
+  ASSERT_TRUE(one_warp.validate().ok()) << one_warp.validate().message();
+  EXPECT_FALSE(one_warp.spec().programmatic_launch) << "measured slower on one-warp CTAs";
+}
+
 }  // namespace
 }  // namespace qgemm
