@@ -34,6 +34,11 @@ struct LinearOptions {
   /// "none" for the built-in heuristics. A table measured on another GPU is ignored (explain()
   /// says so).
   std::string tuning_table;
+  /// On Hopper, jit kernels launch programmatically (programmatic dependent launch): a run()
+  /// may start while the kernel before it on the stream finishes, streaming its first weights
+  /// (which only create() writes), and waits for that kernel before it reads the activations
+  /// or writes anything. False (or QGEMM_NO_PDL=1) launches plainly.
+  bool programmatic_launch = true;
 };
 
 /// One call of a Linear layer: C[m, N] = A[m, K] . W^T (+ bias). Pointers are device pointers

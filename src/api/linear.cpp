@@ -77,6 +77,7 @@ Expected<Linear> Linear::create(const QuantizedWeight& weight, const LinearOptio
   p.out = options.out;
   p.device = options.device;
   p.tuning_table = options.tuning_table;
+  p.programmatic_launch = options.programmatic_launch;
   if (options.device >= 0) {
     const auto devices = list_devices();
     if (options.device >= int(devices.size())) {

@@ -24,6 +24,8 @@ struct LayerProblem {
   bool runtime_checks = true;
   /// Tuning table for the jit plan: a path, "" for the default search path, "none" for none.
   std::string tuning_table;
+  /// LinearOptions::programmatic_launch.
+  bool programmatic_launch = true;
 
   std::string to_string() const;
 };

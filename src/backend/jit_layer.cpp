@@ -206,9 +206,11 @@ Status JitLayer::run_mma(const LinearArgs& args, size_t bucket) const {
   p.groups = w_->groups;
   p.k_stages = k_stages;
   const unsigned grid_y = static_cast<unsigned>((args.m + c.block_m() - 1) / c.block_m());
+  const bool programmatic = problem_.programmatic_launch && !programmatic_launch_disabled();
   return launch_z_clusters(kernels_[bucket], static_cast<unsigned>(grid_x(c)), grid_y,
                            static_cast<unsigned>(splits),
-                           static_cast<unsigned>(mma_split_cluster(c, splits)), p, stream);
+                           static_cast<unsigned>(mma_split_cluster(c, splits)), programmatic, p,
+                           stream);
 }
 
 std::string JitLayer::describe() const {

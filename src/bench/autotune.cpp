@@ -106,6 +106,9 @@ Expected<TuneResult> autotune(const TuneOptions& o) {
   problem.act = o.act;
   problem.out = o.out;
   problem.device_info = r.device;
+  // Candidates are timed with plain launches, like the bench's "jit" rows: what a layer gets
+  // when the kernel before it does not let it start early.
+  problem.programmatic_launch = false;
   r.copies = weight_copies(double(w->storage_bytes()), o.rotate_bytes, kMaxCopies);
   std::vector<std::shared_ptr<const JitWeights>> weights;
   for (int i = 0; i < r.copies; ++i) {

@@ -353,7 +353,8 @@ Status Parser::parse(const YAML::Node& root, Recipe* recipe) const {
 }  // namespace
 
 const std::vector<std::string>& bench_backends() {
-  static const std::vector<std::string> names = {"jit", "qdq", "cpu", "cublas-bf16", "cublas-fp8"};
+  static const std::vector<std::string> names = {"jit",         "jit-pdl",     "qdq",
+                                                 "cpu",         "cublas-bf16", "cublas-fp8"};
   return names;
 }
 

@@ -13,6 +13,7 @@
 #include "bench/device_data.h"
 #include "bench/gpu_timer.h"
 #include "bench/sampling.h"
+#include "jit/kernel_loader.h"
 #include "format/half.h"
 #include "plan/jit_kernel_plan.h"
 #include "qgemm/linear.h"
@@ -84,7 +85,8 @@ struct LinearSet {
 };
 
 Expected<LinearSet> build_linear_set(const QuantizedWeight& w, const ActFormat& af, DType out,
-                                     BackendKind kind, int64_t max_m, int64_t rotate) {
+                                     BackendKind kind, bool programmatic, int64_t max_m,
+                                     int64_t rotate) {
   QGEMM_RETURN_IF_ERROR(use_device(0));
   LinearSet set;
   const int64_t free0 = free_device_bytes();
@@ -93,6 +95,7 @@ Expected<LinearSet> build_linear_set(const QuantizedWeight& w, const ActFormat& 
   lo.act = af;
   lo.out = out;
   lo.backend = kind;
+  lo.programmatic_launch = programmatic;
   for (int i = 0; i < set.copies; ++i) {
     const auto t0 = Clock::now();
     auto layer = Linear::create(w, lo);
@@ -401,11 +404,14 @@ Expected<BenchReport> run_recipe(const Recipe& recipe, const RunOptions& options
       std::optional<Expected<CublasSet>> cublas;
       const bool gpu_backend = backend != "cpu";
       const bool runnable = !gpu_backend || (report.gpu && p.experts == 0);
-      if (runnable && (backend == "jit" || backend == "qdq")) {
+      // NOTE: "jit" launches plainly, like the cuBLAS baselines; "jit-pdl" launches
+      // programmatically, so each timed launch overlaps the end of the one before it (what
+      // back-to-back layers, or neighbours that trigger their dependents early, give).
+      const bool jit = backend == "jit" || backend == "jit-pdl";
+      if (runnable && (jit || backend == "qdq")) {
         progress.set_detail(str(p.name, " ", backend, ": building layers"));
-        linear =
-            build_linear_set(*w, af, out, backend == "jit" ? BackendKind::kJit : BackendKind::kQdq,
-                             max_m, report.rotate_bytes);
+        linear = build_linear_set(*w, af, out, jit ? BackendKind::kJit : BackendKind::kQdq,
+                                  backend == "jit-pdl", max_m, report.rotate_bytes);
       } else if (runnable && (backend == "cublas-bf16" || backend == "cublas-fp8")) {
         progress.set_detail(str(p.name, " ", backend, ": uploading weights"));
         cublas = build_cublas_set(*w, backend == "cublas-fp8", report.rotate_bytes);
@@ -435,7 +441,9 @@ Expected<BenchReport> run_recipe(const Recipe& recipe, const RunOptions& options
           row.note = "MoE runs on the cpu backend in this version";
         } else if (linear) {
           s = linear->ok() ? measure_linear(c, **linear, recipe, row) : linear->status();
-          if (backend == "jit") row.plan = jit_plan_source(p, wf, af, out, report.device);
+          if (jit) row.plan = jit_plan_source(p, wf, af, out, report.device);
+          if (backend == "jit-pdl" && programmatic_launch_disabled())
+            row.note = "QGEMM_NO_PDL=1: launched plainly";
         } else if (cublas) {
           s = cublas->ok() ? measure_cublas(c, **cublas, recipe, row) : cublas->status();
         }

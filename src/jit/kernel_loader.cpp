@@ -32,7 +32,7 @@ Expected<LoadedKernel> load_kernel(const std::shared_ptr<const CompiledKernel>& 
   k.compiled = compiled;
   k.threads = spec.threads;
   k.dynamic_smem = spec.dynamic_smem;
-  k.programmatic = spec.programmatic_launch && !programmatic_launch_disabled();
+  k.programmatic = spec.programmatic_launch;
   CUmodule module;
   QGEMM_CU(d, cuModuleLoadData, &module, compiled->cubin.data());
   Status s =

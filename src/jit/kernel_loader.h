@@ -12,8 +12,7 @@ struct LoadedKernel {
   CUfunction function = nullptr;
   int dynamic_smem = 0;
   int threads = 0;
-  /// Launched with programmatic stream serialization: the spec allows it and QGEMM_NO_PDL is
-  /// not set.
+  /// May launch with programmatic stream serialization (KernelSpec::programmatic_launch).
   bool programmatic = false;
   std::shared_ptr<const CompiledKernel> compiled;
 };
@@ -31,11 +30,12 @@ Expected<LoadedKernel> get_kernel(const KernelSpec& spec);
 
 /// Launches with one by-value parameter struct; the CTAs of each `cluster_z` consecutive grid z
 /// indices form one thread-block cluster (sm_90; 1: none; gridDim.z must be a multiple of it).
-/// Kernels that allow it launch programmatically (LoadedKernel::programmatic).
+/// With `programmatic`, a kernel that allows it (LoadedKernel::programmatic) launches with
+/// programmatic stream serialization.
 template <typename Params>
 Status launch_z_clusters(const LoadedKernel& kernel, unsigned grid_x, unsigned grid_y,
-                         unsigned grid_z, unsigned cluster_z, const Params& params,
-                         CUstream stream) {
+                         unsigned grid_z, unsigned cluster_z, bool programmatic,
+                         const Params& params, CUstream stream) {
   auto driver = cuda_driver();
   if (!driver) return driver.status();
   void* args[] = {const_cast<Params*>(&params)};
@@ -48,7 +48,7 @@ Status launch_z_clusters(const LoadedKernel& kernel, unsigned grid_x, unsigned g
     attrs[n].value.clusterDim.z = cluster_z;
     ++n;
   }
-  if (kernel.programmatic) {
+  if (programmatic && kernel.programmatic) {
     attrs[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
     attrs[n].value.programmaticStreamSerializationAllowed = 1;
     ++n;
@@ -73,11 +73,11 @@ Status launch_z_clusters(const LoadedKernel& kernel, unsigned grid_x, unsigned g
   return Status();
 }
 
-/// launch_z_clusters without clusters.
+/// A plain launch (no cluster, not programmatic).
 template <typename Params>
 Status launch(const LoadedKernel& kernel, unsigned grid_x, unsigned grid_y, unsigned grid_z,
               const Params& params, CUstream stream) {
-  return launch_z_clusters(kernel, grid_x, grid_y, grid_z, 1, params, stream);
+  return launch_z_clusters(kernel, grid_x, grid_y, grid_z, 1, false, params, stream);
 }
 
 }  // namespace qgemm

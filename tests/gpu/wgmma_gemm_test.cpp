@@ -147,7 +147,8 @@ Expected<testing::CheckedRun> run_wgmma(const MmaGemmConfig& c, const QuantizedW
   p.k_stages = k_stages;
   QGEMM_RETURN_IF_ERROR(
       launch_z_clusters(*kernel, grid_x, grid_y, static_cast<unsigned>(splits),
-                        cluster ? static_cast<unsigned>(splits) : 1u, p, CUstream(nullptr)));
+                        cluster ? static_cast<unsigned>(splits) : 1u, /*programmatic=*/true, p,
+                        CUstream(nullptr)));
   QGEMM_CU(*driver, cuCtxSynchronize);
   QGEMM_RETURN_IF_ERROR(d_c->download(out.data(), out_bytes));
 

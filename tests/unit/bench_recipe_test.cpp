@@ -78,7 +78,7 @@ problems:
     weight: e4m3/b128x128/fp32
     act: e4m3/g128/fp32
     out: fp32
-    backends: [qdq, cpu, cublas-fp8]
+    backends: [qdq, cpu, cublas-fp8, jit-pdl]
   - name: moe
     m: [1, 64]
     n: 2048
@@ -99,7 +99,7 @@ problems:
   EXPECT_EQ(dense.name, "dense fp8");
   EXPECT_EQ(dense.m, (std::vector<int64_t>{7}));
   EXPECT_EQ(dense.out, "fp32");
-  EXPECT_EQ(dense.backends, (std::vector<std::string>{"qdq", "cpu", "cublas-fp8"}));
+  EXPECT_EQ(dense.backends, (std::vector<std::string>{"qdq", "cpu", "cublas-fp8", "jit-pdl"}));
   EXPECT_EQ(dense.line, 9);
   const BenchProblem& moe = r->problems[1];
   EXPECT_EQ(moe.experts, 256);
@@ -196,7 +196,8 @@ TEST(BenchRecipeTest, CommittedRecipesParse) {
   EXPECT_EQ(dense->problems[6].n, 28672);
   EXPECT_EQ(dense->problems[12].k, 28672);
   for (const BenchProblem& p : dense->problems) {
-    EXPECT_EQ(p.backends, (std::vector<std::string>{"jit", "qdq", "cublas-bf16"})) << p.name;
+    EXPECT_EQ(p.backends, (std::vector<std::string>{"jit", "jit-pdl", "qdq", "cublas-bf16"}))
+        << p.name;
   }
 }
 
@@ -225,8 +226,8 @@ TEST(BenchRecipeTest, RejectsBadTopLevelValues) {
   EXPECT_TRUE(rejects("name: x\nrotate_mb: 1.5\n", "test.yaml:2: key 'rotate_mb' must be an"));
   EXPECT_TRUE(rejects("name: [a]\n", "test.yaml:1: key 'name' must be a string, got a list"));
   EXPECT_TRUE(rejects("name: x\nbackends: [jit, cublas]\n",
-                      "test.yaml:2: backend 'cublas' is not known; accepted: jit, qdq, cpu, "
-                      "cublas-bf16, cublas-fp8"));
+                      "test.yaml:2: backend 'cublas' is not known; accepted: jit, jit-pdl, qdq, "
+                      "cpu, cublas-bf16, cublas-fp8"));
   EXPECT_TRUE(rejects("name: x\nbackends: jit\n", "test.yaml:2: key 'backends' must be a"));
   EXPECT_TRUE(rejects("name: x\nbackends: [jit, jit]\n", "test.yaml:2: key 'backends' lists"));
 }

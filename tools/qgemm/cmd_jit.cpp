@@ -320,12 +320,13 @@ int run_warm(const std::string& recipe_path, const std::string& arch) {
       skip("quantized activations run on no JIT kernel in this version");
       continue;
     }
-    if (!uses(p, "jit") && !uses(p, "qdq")) {
+    const bool jit = uses(p, "jit") || uses(p, "jit-pdl");
+    if (!jit && !uses(p, "qdq")) {
       skip("neither the jit nor the qdq backend is listed");
       continue;
     }
     const WeightFormat weight = *WeightFormat::parse(p.weight);
-    if (uses(p, "jit")) {
+    if (jit) {
       const int64_t max_m = *std::max_element(p.m.begin(), p.m.end());
       auto plan = plan_jit_kernels(p.n, p.k, weight, act.type, *parse_dtype(p.out), *device,
                                    /*cublas=*/true);
