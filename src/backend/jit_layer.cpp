@@ -224,7 +224,12 @@ std::string JitLayer::describe() const {
                " (mma_dequant), then cuBLASLt\n  ");
     else
       s += str(range, ": mma_gemm ", b.config.to_string(), ", split-K at M=", lo, ": ",
-               splits(&b - plan_.buckets.data(), lo), "\n  ");
+               splits(&b - plan_.buckets.data(), lo),
+               b.config.spec().programmatic_launch && problem_.programmatic_launch &&
+                       !programmatic_launch_disabled()
+                   ? ", programmatic launch"
+                   : "",
+               "\n  ");
     if (b.max_m == INT64_MAX) break;
     lo = b.max_m + 1;
   }

@@ -145,10 +145,11 @@ int run_plan(const PlanOptions& o) {
       const std::string regs =
           registers > 0 ? str(registers, " registers") : std::string("registers unknown");
       std::printf(
-          " (%lld CTAs on %d SMs, %d K splits%s, %d B shared, %s, up to %d CTAs/SM: %.2f waves)",
+          " (%lld CTAs on %d SMs, %d K splits%s, %d B shared, %s, up to %d CTAs/SM: %.2f waves%s)",
           (long long)ctas, p.device_info.multiprocessors, splits,
           mma_split_cluster(c, splits) > 1 ? " summed in a cluster" : "", c.smem_bytes(),
-          regs.c_str(), per_sm, waves);
+          regs.c_str(), per_sm, waves,
+          c.spec().programmatic_launch ? ", programmatic launch" : "");
     }
     std::printf("\n");
   }
