@@ -17,7 +17,8 @@ struct LoadedKernel {
   std::shared_ptr<const CompiledKernel> compiled;
 };
 
-/// Whether programmatic dependent launch is switched off (QGEMM_NO_PDL=1), for comparisons.
+/// Whether programmatic dependent launch is switched off (QGEMM_NO_PDL=1 when the process first
+/// asks), for comparisons.
 bool programmatic_launch_disabled();
 
 /// Loads (once per context and key) the module of `compiled` and sets the dynamic shared
