@@ -117,7 +117,9 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run_ws(const MmaGemmParams& p, u8* smem) {
     const int tid = threadIdx.x - kConsumerThreads;
     const Loader loader = make_loader(p, w.n_tile0, w.m0, tid);
     // The weights of the first round of the ring go before the wait for the previous kernel
-    // (run() says why).
+    // (run() says why). NOTE: an arrival covers every copy the thread issued before it, so the
+    // first stage also waits for the whole round here (as measured in session 12; copying only
+    // the first stage's weights is branch ws-first-stage).
     for (int it = 0; it < w.iters && it < Cfg::kStages; ++it)
       load_stage_weights(p, loader, smem + it * kStageBytes, w.unit_begin + it * kUnits,
                          w.unit_end, tid);
