@@ -112,6 +112,10 @@ int JitLayer::splits(size_t bucket, int64_t m) const {
                     registers);
 }
 
+bool JitLayer::programmatic() const {
+  return problem_.programmatic_launch && !programmatic_launch_disabled();
+}
+
 size_t JitLayer::mma_workspace_bytes(int64_t m) const {
   const int splits = this->splits(plan_.mma_bucket_for(m), m);
   // NOTE: room for padded activations is reserved even when K is a multiple of 8: a caller's
@@ -206,10 +210,9 @@ Status JitLayer::run_mma(const LinearArgs& args, size_t bucket) const {
   p.groups = w_->groups;
   p.k_stages = k_stages;
   const unsigned grid_y = static_cast<unsigned>((args.m + c.block_m() - 1) / c.block_m());
-  const bool programmatic = problem_.programmatic_launch && !programmatic_launch_disabled();
   return launch_z_clusters(kernels_[bucket], static_cast<unsigned>(grid_x(c)), grid_y,
                            static_cast<unsigned>(splits),
-                           static_cast<unsigned>(mma_split_cluster(c, splits)), programmatic, p,
+                           static_cast<unsigned>(mma_split_cluster(c, splits)), programmatic(), p,
                            stream);
 }
 
@@ -225,10 +228,7 @@ std::string JitLayer::describe() const {
     else
       s += str(range, ": mma_gemm ", b.config.to_string(), ", split-K at M=", lo, ": ",
                splits(&b - plan_.buckets.data(), lo),
-               b.config.spec().programmatic_launch && problem_.programmatic_launch &&
-                       !programmatic_launch_disabled()
-                   ? ", programmatic launch"
-                   : "",
+               b.config.programmatic_launch() && programmatic() ? ", programmatic launch" : "",
                "\n  ");
     if (b.max_m == INT64_MAX) break;
     lo = b.max_m + 1;

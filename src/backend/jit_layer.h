@@ -37,6 +37,8 @@ class JitLayer final : public PreparedLayer {
   size_t mma_workspace_bytes(int64_t m) const;
   /// K splits of bucket `bucket`'s kernel at m tokens (its compiled registers once loaded).
   int splits(size_t bucket, int64_t m) const;
+  /// Whether kernels that allow it launch programmatically (the layer's option, QGEMM_NO_PDL).
+  bool programmatic() const;
   int64_t grid_x(const MmaGemmConfig& c) const;
   int64_t padded_k() const { return (problem_.k + 7) / 8 * 8; }
   Status run_mma(const LinearArgs& args, size_t bucket) const;

@@ -48,7 +48,6 @@ std::string render_table(const BenchReport& r) {
   }
   s += str("method  median of ", r.recipe.repetitions, " CUDA-graph replays after ",
            r.recipe.warmup, " warm-ups, weights rotated over >= ", r.rotate_bytes >> 20, " MiB\n");
-
   std::string problem;
   char line[512];
   for (const ResultRow& row : r.rows) {
@@ -191,7 +190,8 @@ std::string render_plot(const BenchReport& r) {
       PlotLine memory{"bandwidth roofline", {}, {}, true};
       std::map<int64_t, double> intensity;  // flops per byte of the quantized format, by M
       for (const ResultRow* row : rows_of[problem])
-        if (row->backend != "cpu" && row->backend.rfind("cublas", 0) != 0 && row->status == "ok")
+        if ((row->backend == "jit" || row->backend == "jit-pdl" || row->backend == "qdq") &&
+            row->status == "ok")
           intensity[row->m] = row->flops / row->bytes;
       for (const auto& [m, flops_per_byte] : intensity) {
         compute.x.push_back(double(m));

@@ -2,8 +2,8 @@
 
 #include <cstdlib>
 #include <map>
-#include <string>
 #include <mutex>
+#include <string>
 #include <utility>
 
 #include "jit/kernel_cache.h"

@@ -155,6 +155,13 @@ std::string MmaGemmConfig::format_fields() const {
              elem_index(scale_table), ";\n");
 }
 
+bool MmaGemmConfig::programmatic_launch() const {
+  // NOTE: one- and two-warp CTAs launch plainly: H200, int8/channel M = 1 on one-warp CTAs
+  // (1024 of them, 9 per SM) took 26.3 us with programmatic launch and 22.2 without, while the
+  // 4-warp decode tiles and the ws tiles gained 5-11% (bench/NOTES.md, "programmatic launch").
+  return arch == "sm_90a" && threads() >= 128;
+}
+
 KernelSpec MmaGemmConfig::spec() const {
   KernelSpec s;
   s.family = "mma_gemm";
@@ -190,10 +197,7 @@ KernelSpec MmaGemmConfig::spec() const {
           "};\n"
           "template __global__ void qgemm::mma_gemm_kernel<Cfg>(const qgemm::MmaGemmParams);\n");
   s.name_expression = "&qgemm::mma_gemm_kernel<Cfg>";
-  // NOTE: one- and two-warp CTAs launch plainly: H200, int8/channel M = 1 on one-warp CTAs
-  // (1024 of them, 9 per SM) took 26.3 us with programmatic launch and 22.2 without, while the
-  // 4-warp decode tiles and the ws tiles gained 5-11% (bench/NOTES.md, "programmatic launch").
-  s.programmatic_launch = arch == "sm_90a" && threads() >= 128;
+  s.programmatic_launch = programmatic_launch();
   return s;
 }
 

@@ -57,6 +57,8 @@ struct MmaGemmConfig {
 
   /// Compute warps plus the copy warpgroup when warp-specialized.
   int threads() const { return 32 * warps_n * warps_m + (warp_specialized ? 128 : 0); }
+  /// Whether the kernel may launch programmatically (KernelSpec::programmatic_launch).
+  bool programmatic_launch() const;
   int block_n() const { return 16 * tiles_n * warps_n; }
   int block_m() const { return 8 * frags_m * warps_m; }
   int unit_k() const;

@@ -149,7 +149,7 @@ int run_plan(const PlanOptions& o) {
           (long long)ctas, p.device_info.multiprocessors, splits,
           mma_split_cluster(c, splits) > 1 ? " summed in a cluster" : "", c.smem_bytes(),
           regs.c_str(), per_sm, waves,
-          c.spec().programmatic_launch ? ", programmatic launch" : "");
+          c.programmatic_launch() ? ", programmatic launch" : "");
     }
     std::printf("\n");
   }
