@@ -8,7 +8,7 @@ namespace qgemm {
 template <class Cfg>
 QGEMM_DEVICE typename MmaGemm<Cfg>::Work MmaGemm<Cfg>::make_work(const MmaGemmParams& p) {
   Work w;
-  w.n_tile0 = blockIdx.x * kTilesCta;
+  w.n_tile0 = (blockIdx.x + p.cta_x0) * kTilesCta;
   w.m0 = blockIdx.y * kBlockM;
   w.unit_begin = static_cast<int>(static_cast<i64>(blockIdx.z) * p.k_stages / gridDim.z) * kUnits;
   w.unit_end =

@@ -26,6 +26,8 @@ struct MmaGemmParams {
   i32 groups;              ///< scale groups along K in the scale table
   i32 k_stages;            ///< pipeline stages along the whole K; split z takes stages
                            ///< [z * k_stages / splits, (z + 1) * k_stages / splits)
+  i32 cta_x0;              ///< CTA column of blockIdx.x 0: a launch may cover only the
+                           ///< columns from it (the tail split, plan/mma_gemm_policy.h)
 };
 
 }  // namespace qgemm

@@ -117,12 +117,27 @@ bool JitLayer::programmatic() const {
 }
 
 size_t JitLayer::mma_workspace_bytes(int64_t m) const {
-  const int splits = this->splits(plan_.mma_bucket_for(m), m);
+  const size_t bucket = plan_.mma_bucket_for(m);
+  // The tail split's partials too: they go through the workspace when its cluster sum is off.
+  const int splits = std::max(this->splits(bucket, m), tail_split(bucket, m).splits);
   // NOTE: room for padded activations is reserved even when K is a multiple of 8: a caller's
   // pointer that is not 16-byte aligned is padded too.
   size_t bytes = align_up(size_t(m) * padded_k() * 2);
   if (splits > 1) bytes += align_up(size_t(splits) * m * w_->n_tiles * 16 * 4);
   return bytes;
+}
+
+MmaTailSplit JitLayer::tail_split(size_t bucket, int64_t m) const {
+  const MmaGemmConfig& c = plan_.buckets[bucket].config;
+  const int registers = bucket < kernels_.size() && kernels_[bucket].compiled
+                            ? kernels_[bucket].compiled->resources.registers
+                            : 0;
+  return mma_tail_split(c, grid_x(c), (m + c.block_m() - 1) / c.block_m(), splits(bucket, m),
+                        k_stages(c), problem_.device_info, registers);
+}
+
+int JitLayer::k_stages(const MmaGemmConfig& c) const {
+  return (w_->k_units + c.units_per_stage - 1) / c.units_per_stage;
 }
 
 int64_t JitLayer::grid_x(const MmaGemmConfig& c) const {
@@ -186,7 +201,7 @@ Status JitLayer::run_mma(const LinearArgs& args, size_t bucket) const {
     lda = padded_k();
   }
   const MmaGemmConfig& c = plan_.buckets[bucket].config;
-  const int k_stages = (w_->k_units + c.units_per_stage - 1) / c.units_per_stage;
+  const int k_stages = this->k_stages(c);
   const int splits = std::min(this->splits(bucket, args.m), k_stages);
 
   MmaGemmParams p{};
@@ -210,6 +225,18 @@ Status JitLayer::run_mma(const LinearArgs& args, size_t bucket) const {
   p.groups = w_->groups;
   p.k_stages = k_stages;
   const unsigned grid_y = static_cast<unsigned>((args.m + c.block_m() - 1) / c.block_m());
+  const MmaTailSplit tail = tail_split(bucket, args.m);
+  if (tail.splits > 1) {
+    // Whole waves first, then the last wave's columns with K split over the idle SMs.
+    p.cta_x0 = 0;
+    QGEMM_RETURN_IF_ERROR(launch_z_clusters(kernels_[bucket], static_cast<unsigned>(tail.main_x),
+                                            grid_y, 1, 1, programmatic(), p, stream));
+    p.cta_x0 = static_cast<i32>(tail.main_x);
+    return launch_z_clusters(kernels_[bucket], static_cast<unsigned>(grid_x(c) - tail.main_x),
+                             grid_y, static_cast<unsigned>(tail.splits),
+                             static_cast<unsigned>(mma_split_cluster(c, tail.splits)),
+                             programmatic(), p, stream);
+  }
   return launch_z_clusters(kernels_[bucket], static_cast<unsigned>(grid_x(c)), grid_y,
                            static_cast<unsigned>(splits),
                            static_cast<unsigned>(mma_split_cluster(c, splits)), programmatic(), p,

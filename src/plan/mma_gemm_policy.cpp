@@ -187,6 +187,34 @@ int mma_split_cluster(const MmaGemmConfig& config, int splits) {
              : 1;
 }
 
+MmaTailSplit mma_tail_split(const MmaGemmConfig& c, int64_t grid_x, int64_t grid_y, int splits,
+                            int k_stages, const DeviceInfo& device, int registers) {
+  // NOTE: the warp-specialized tiles hold one CTA per SM and are compute-bound, so a partial
+  // last wave costs a whole tile's time (H200, int4/g128 N = 10240, 160 CTAs: M = 128 57.7 us
+  // on 80 CTAs, M = 256 117.1 us). Splitting K of every tile does not pay (M = 256: 114.4 us
+  // with 2 splits, 129.4 with 4; bench/NOTES.md "tail split"), so only the last wave's CTA
+  // columns are split, into the SMs it would leave idle; the splits are summed in a cluster.
+  // The second launch costs 6-11 us of its own (M = 128 / 256 / 512: 79.0 -> 55.8, 115.9 ->
+  // 81.7, 172.9 -> 155.1 us), about 1500 K of a tile's time, so the splits must save at least
+  // 2048 K per CTA (int3/g128 N = 9000 K = 2048, M = 200, 2 splits: 35.1 -> 36.7 us).
+  MmaTailSplit none{grid_x, 1};
+  if (!c.warp_specialized || splits != 1 || grid_y < 1) return none;
+  const int64_t slots = int64_t(mma_resident_estimate(c, device, registers)) *
+                        std::max(device.multiprocessors, 1);
+  const int64_t ctas = grid_x * grid_y;
+  const int64_t whole_waves = ctas / slots;
+  if (whole_waves == 0 || ctas % slots == 0) return none;
+  const int64_t main_x = whole_waves * slots / grid_y;
+  const int64_t tail_ctas = (grid_x - main_x) * grid_y;
+  static const int min_stages = env_int("QGEMM_SPLIT_MIN_STAGES", 4);
+  const int64_t tail_splits =
+      std::min<int64_t>({kMaxClusterSplits, slots / tail_ctas, k_stages / min_stages});
+  if (tail_splits < 2) return none;
+  const int64_t saved_k = int64_t(k_stages) * c.stage_k() * (tail_splits - 1) / tail_splits;
+  if (saved_k < 2048) return none;
+  return {main_x, static_cast<int>(tail_splits)};
+}
+
 Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& weight, DType act,
                                        DType out, const DeviceInfo& device) {
   if (device.sm() < 80)

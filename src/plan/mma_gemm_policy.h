@@ -70,4 +70,17 @@ int mma_splits(const MmaGemmConfig& config, int64_t m, int64_t n, int64_t k,
 /// QGEMM_SPLIT_CLUSTER=0 turns the cluster sum off.
 int mma_split_cluster(const MmaGemmConfig& config, int splits);
 
+/// A grid of one-CTA-per-SM tiles that ends in a partial wave runs as two launches: the first
+/// `main_x` CTA columns (whole waves), then the remaining columns with K split `splits` ways
+/// over the SMs the partial wave would have left idle. `splits` 1: one launch as planned.
+struct MmaTailSplit {
+  int64_t main_x = 0;
+  int splits = 1;
+};
+
+/// The tail split of a grid of `grid_x` x `grid_y` CTAs of `config` with `splits` K splits over
+/// `k_stages` pipeline stages: only for warp-specialized tiles launched without K splits.
+MmaTailSplit mma_tail_split(const MmaGemmConfig& config, int64_t grid_x, int64_t grid_y,
+                            int splits, int k_stages, const DeviceInfo& device, int registers = 0);
+
 }  // namespace qgemm

@@ -114,5 +114,46 @@ TEST(MmaGemmGpu, LlamaSizedLayer) {
   }
 }
 
+// Grids of warp-specialized tiles just past whole waves run as two launches: whole waves, then
+// the last columns with K split over the idle SMs (mma_tail_split). Odd N, several token tiles,
+// zero points and fp16, a 3-bit code; each case asserts that the split happens on this GPU.
+TEST(MmaGemmGpu, TailSplitOfThePartialLastWave) {
+  QGEMM_REQUIRE_GPU();
+  const DeviceInfo device = list_devices()[0];
+  if (device.arch() != "sm_90a") GTEST_SKIP() << "the tail split is for the sm_90a ws tiles";
+  struct Case {
+    const char* weight;
+    const char* act;
+    int64_t m, n, k;
+  };
+  for (const Case& c : {Case{"int4/g128/bf16", "bf16", 256, 10240, 8192},
+                        Case{"uint4/g128/fp16/zp", "fp16", 500, 4500, 4224},
+                        Case{"int3/g128/bf16", "bf16", 200, 9000, 4096}}) {
+    SCOPED_TRACE(str(c.weight, " M=", c.m, " N=", c.n, " K=", c.k));
+    const WeightFormat wf = *WeightFormat::parse(c.weight);
+    const DType act = ActFormat::parse(c.act)->type;
+    auto plan = plan_mma_gemm(c.n, c.k, wf, act, act, device);
+    ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+    const MmaGemmConfig* cfg = nullptr;
+    for (const MmaPlanEntry& e : *plan)
+      if (!cfg && c.m <= e.max_m) cfg = &e.config;
+    ASSERT_NE(cfg, nullptr);
+    const int64_t grid_x = ((c.n + 15) / 16 + cfg->warps_n - 1) / cfg->warps_n;
+    const int64_t grid_y = (c.m + cfg->block_m() - 1) / cfg->block_m();
+    const int k_stages = static_cast<int>(
+        ((c.k + cfg->unit_k() - 1) / cfg->unit_k() + cfg->units_per_stage - 1) /
+        cfg->units_per_stage);
+    const int splits = mma_splits(*cfg, c.m, c.n, c.k, device, 168);
+    EXPECT_GT(mma_tail_split(*cfg, grid_x, grid_y, splits, k_stages, device, 168).splits, 1)
+        << cfg->to_string() << ": the case no longer exercises the tail split";
+    auto r = testing::run_and_check(wf, *ActFormat::parse(c.act), act, c.m, c.n, c.k,
+                                    BackendKind::kJit, 7 + c.n, true);
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    EXPECT_EQ(r->backend, "jit");
+    EXPECT_EQ(r->unwritten, 0);
+    EXPECT_LE(r->cmp.rel_frobenius, act == DType::fp16() ? 2e-3 : 5e-3);
+  }
+}
+
 }  // namespace
 }  // namespace qgemm

@@ -322,4 +322,30 @@ TEST(MmaPlan, GroupsThatDivideOrSpanStagesArePlanned) {
 }
 
 }  // namespace
+TEST(MmaPlan, TailSplitFillsTheLastWaveOfWarpSpecializedTiles) {
+  const DeviceInfo d = *device_preset("h200");  // 132 SMs, one ws CTA per SM
+  const WeightFormat f = *WeightFormat::parse("int4/g128/bf16");
+  auto plan = plan_mma_gemm(10240, 8192, f, DType::bf16(), DType::bf16(), d);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  const MmaGemmConfig& ws = entry_for(*plan, 256).config;
+  ASSERT_TRUE(ws.warp_specialized);
+  // N = 10240 at 128 rows per CTA: 80 columns. Two rows of them (160 CTAs): 66 columns fill
+  // one wave; the last 14 (28 CTAs) split K 4 ways over the 104 SMs left (112 CTAs <= 132).
+  MmaTailSplit t = mma_tail_split(ws, 80, 2, 1, 64, d);
+  EXPECT_EQ(66, t.main_x);
+  EXPECT_EQ(4, t.splits);
+  t = mma_tail_split(ws, 80, 4, 1, 64, d);  // 320 CTAs: two waves, 56 left, 2 splits
+  EXPECT_EQ(66, t.main_x);
+  EXPECT_EQ(2, t.splits);
+  EXPECT_EQ(1, mma_tail_split(ws, 64, 2, 1, 64, d).splits) << "128 CTAs: no partial wave";
+  EXPECT_EQ(1, mma_tail_split(ws, 66, 2, 1, 64, d).splits) << "exactly one wave";
+  EXPECT_EQ(1, mma_tail_split(ws, 64, 4, 1, 64, d).splits) << "256 CTAs: 124 left, no room";
+  EXPECT_EQ(1, mma_tail_split(ws, 80, 2, 2, 64, d).splits) << "K already split";
+  EXPECT_EQ(4, mma_tail_split(ws, 80, 2, 1, 24, d).splits) << "3072 K saved per CTA";
+  EXPECT_EQ(1, mma_tail_split(ws, 80, 2, 1, 16, d).splits)
+      << "1536 K saved: less than the second launch costs";
+  EXPECT_EQ(1, mma_tail_split(entry_for(*plan, 1).config, 500, 1, 1, 64, d).splits)
+      << "decode tiles run several CTAs per SM and stay one launch";
+}
+
 }  // namespace qgemm

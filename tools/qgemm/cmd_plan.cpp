@@ -150,6 +150,16 @@ int run_plan(const PlanOptions& o) {
           mma_split_cluster(c, splits) > 1 ? " summed in a cluster" : "", c.smem_bytes(),
           regs.c_str(), per_sm, waves,
           c.programmatic_launch() ? ", programmatic launch" : "");
+      const int64_t k_stages =
+          ((o.k + c.unit_k() - 1) / c.unit_k() + c.units_per_stage - 1) / c.units_per_stage;
+      const MmaTailSplit tail = mma_tail_split(c, grid_x, grid_y, splits,
+                                               static_cast<int>(k_stages), p.device_info, registers);
+      if (tail.splits > 1)
+        std::printf(
+            "\n           as two launches: %lldx%lld CTAs (whole waves), then the last %lld "
+            "columns with K split %d ways in a cluster (%lld CTAs)",
+            (long long)tail.main_x, (long long)grid_y, (long long)(grid_x - tail.main_x),
+            tail.splits, (long long)((grid_x - tail.main_x) * grid_y * tail.splits));
     }
     std::printf("\n");
   }
