@@ -62,6 +62,7 @@ BucketList buckets(const DeviceInfo& device) {
 //   QGEMM_SPLIT_WAVES=<w>        split-K aims at w CTAs per SM in every bucket
 //   QGEMM_SPLIT_MIN_STAGES=<s>   each split keeps at least s pipeline stages (default 4)
 //   QGEMM_SPLIT_PARTIAL_WAVES=1  splits may round up into a partial extra wave (the old rule)
+//   QGEMM_NO_TAIL_SPLIT=1        no tail split (mma_tail_split): one launch per call
 const Bucket& bucket(size_t i, const DeviceInfo& device) { return buckets(device).buckets[i]; }
 
 // The most K splits a launch takes (fix-up partials and counters are sized for it).
@@ -198,7 +199,8 @@ MmaTailSplit mma_tail_split(const MmaGemmConfig& c, int64_t grid_x, int64_t grid
   // 81.7, 172.9 -> 155.1 us), about 1500 K of a tile's time, so the splits must save at least
   // 2048 K per CTA (int3/g128 N = 9000 K = 2048, M = 200, 2 splits: 35.1 -> 36.7 us).
   MmaTailSplit none{grid_x, 1};
-  if (!c.warp_specialized || splits != 1 || grid_y < 1) return none;
+  static const bool disabled = env_int("QGEMM_NO_TAIL_SPLIT", 0) > 0;
+  if (disabled || !c.warp_specialized || splits != 1 || grid_y < 1) return none;
   const int64_t slots = int64_t(mma_resident_estimate(c, device, registers)) *
                         std::max(device.multiprocessors, 1);
   const int64_t ctas = grid_x * grid_y;
