@@ -207,6 +207,7 @@ MmaTailSplit mma_tail_split(const MmaGemmConfig& c, int64_t grid_x, int64_t grid
   const int64_t whole_waves = ctas / slots;
   if (whole_waves == 0 || ctas % slots == 0) return none;
   const int64_t main_x = whole_waves * slots / grid_y;
+  if (main_x < 1) return none;  // more token tiles than SMs: no whole column fits a wave
   const int64_t tail_ctas = (grid_x - main_x) * grid_y;
   static const int min_stages = env_int("QGEMM_SPLIT_MIN_STAGES", 4);
   const int64_t tail_splits =

@@ -341,6 +341,7 @@ TEST(MmaPlan, TailSplitFillsTheLastWaveOfWarpSpecializedTiles) {
   EXPECT_EQ(1, mma_tail_split(ws, 66, 2, 1, 64, d).splits) << "exactly one wave";
   EXPECT_EQ(1, mma_tail_split(ws, 64, 4, 1, 64, d).splits) << "256 CTAs: 124 left, no room";
   EXPECT_EQ(1, mma_tail_split(ws, 80, 2, 2, 64, d).splits) << "K already split";
+  EXPECT_EQ(1, mma_tail_split(ws, 2, 200, 1, 64, d).splits) << "more token tiles than SMs";
   EXPECT_EQ(4, mma_tail_split(ws, 80, 2, 1, 24, d).splits) << "3072 K saved per CTA";
   EXPECT_EQ(1, mma_tail_split(ws, 80, 2, 1, 16, d).splits)
       << "1536 K saved: less than the second launch costs";
