@@ -252,11 +252,19 @@ std::string JitLayer::describe() const {
     if (b.expand)
       s += str(range, ": expand the packed weight to ", problem_.act.type.name(),
                " (mma_dequant), then cuBLASLt\n  ");
-    else
+    else {
+      const size_t i = &b - plan_.buckets.data();
+      // The tail split depends on M; shown at the bucket's largest M, where its grid is widest.
+      std::string tail;
+      if (b.max_m != INT64_MAX)
+        if (const MmaTailSplit t = tail_split(i, b.max_m); t.splits > 1)
+          tail = str(", at M=", b.max_m, ": ", t.main_x,
+                     " CTA columns, then the rest with K split ", t.splits, " ways");
       s += str(range, ": mma_gemm ", b.config.to_string(), ", split-K at M=", lo, ": ",
-               splits(&b - plan_.buckets.data(), lo),
+               splits(i, lo), tail,
                b.config.programmatic_launch() && programmatic() ? ", programmatic launch" : "",
                "\n  ");
+    }
     if (b.max_m == INT64_MAX) break;
     lo = b.max_m + 1;
   }
