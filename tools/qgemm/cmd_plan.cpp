@@ -157,9 +157,10 @@ int run_plan(const PlanOptions& o) {
       if (tail.splits > 1)
         std::printf(
             "\n           as two launches: %lldx%lld CTAs (whole waves), then the last %lld "
-            "columns with K split %d ways in a cluster (%lld CTAs)",
+            "columns with K split %d ways%s (%lld CTAs)",
             (long long)tail.main_x, (long long)grid_y, (long long)(grid_x - tail.main_x),
-            tail.splits, (long long)((grid_x - tail.main_x) * grid_y * tail.splits));
+            tail.splits, mma_split_cluster(c, tail.splits) > 1 ? " in a cluster" : "",
+            (long long)((grid_x - tail.main_x) * grid_y * tail.splits));
     }
     std::printf("\n");
   }
