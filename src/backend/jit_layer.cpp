@@ -100,16 +100,19 @@ size_t JitLayer::workspace_bytes(int64_t m) const {
   return std::max(expanded, mma_workspace_bytes(m));
 }
 
+int JitLayer::registers(size_t bucket) const {
+  return bucket < kernels_.size() && kernels_[bucket].compiled
+             ? kernels_[bucket].compiled->resources.registers
+             : 0;
+}
+
 int JitLayer::splits(size_t bucket, int64_t m) const {
   // NOTE: the compiled kernel's registers can hold fewer CTAs per SM than shared memory and
   // threads allow (int3 decode: 4, not 7), and split-K must not spill into a partial wave of
   // what really fits. Before prepare() the estimate is an upper bound (more splits, more
   // workspace), so sizes taken then stay large enough.
-  const int registers = bucket < kernels_.size() && kernels_[bucket].compiled
-                            ? kernels_[bucket].compiled->resources.registers
-                            : 0;
   return mma_splits(plan_.buckets[bucket].config, m, problem_.n, problem_.k, problem_.device_info,
-                    registers);
+                    registers(bucket));
 }
 
 bool JitLayer::programmatic() const {
@@ -129,11 +132,8 @@ size_t JitLayer::mma_workspace_bytes(int64_t m) const {
 
 MmaTailSplit JitLayer::tail_split(size_t bucket, int64_t m) const {
   const MmaGemmConfig& c = plan_.buckets[bucket].config;
-  const int registers = bucket < kernels_.size() && kernels_[bucket].compiled
-                            ? kernels_[bucket].compiled->resources.registers
-                            : 0;
   return mma_tail_split(c, grid_x(c), (m + c.block_m() - 1) / c.block_m(), splits(bucket, m),
-                        k_stages(c), problem_.device_info, registers);
+                        k_stages(c), problem_.device_info, registers(bucket));
 }
 
 int JitLayer::k_stages(const MmaGemmConfig& c) const {

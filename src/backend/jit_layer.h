@@ -35,6 +35,8 @@ class JitLayer final : public PreparedLayer {
 
  private:
   size_t mma_workspace_bytes(int64_t m) const;
+  /// Registers per thread of bucket `bucket`'s compiled kernel; 0 before prepare() loads it.
+  int registers(size_t bucket) const;
   /// K splits of bucket `bucket`'s kernel at m tokens (its compiled registers once loaded).
   int splits(size_t bucket, int64_t m) const;
   /// Whether bucket `bucket`'s grid at m tokens runs as whole waves plus a K-split tail.

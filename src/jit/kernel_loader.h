@@ -22,7 +22,7 @@ struct LoadedKernel {
 bool programmatic_launch_disabled();
 
 /// Loads (once per context and key) the module of `compiled` and sets the dynamic shared
-/// memory limit the spec needs. Launches then pass no attributes.
+/// memory limit the spec needs, so launches need not set it.
 Expected<LoadedKernel> load_kernel(const std::shared_ptr<const CompiledKernel>& compiled,
                                    const KernelSpec& spec);
 

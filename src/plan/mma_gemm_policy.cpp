@@ -80,6 +80,12 @@ int env_int(const char* name, int fallback) {
   return v > 0 ? v : fallback;
 }
 
+// The fewest pipeline stages a K split keeps (QGEMM_SPLIT_MIN_STAGES, default 4).
+int split_min_stages() {
+  static const int stages = env_int("QGEMM_SPLIT_MIN_STAGES", 4);
+  return stages;
+}
+
 }  // namespace
 
 std::string MmaTile::to_string() const {
@@ -158,7 +164,7 @@ int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const De
   if (c.split_count > 0)
     return static_cast<int>(
         std::clamp<int64_t>(std::min<int64_t>(c.split_count, stages_total), 1, kMaxSplits));
-  static const int min_stages = env_int("QGEMM_SPLIT_MIN_STAGES", 4);
+  const int min_stages = split_min_stages();
   static const int env_waves = env_int("QGEMM_SPLIT_WAVES", 0);
   static const bool partial_waves = env_int("QGEMM_SPLIT_PARTIAL_WAVES", 0) > 0;
   const int64_t sms = std::max(device.multiprocessors, 1);
@@ -209,9 +215,8 @@ MmaTailSplit mma_tail_split(const MmaGemmConfig& c, int64_t grid_x, int64_t grid
   const int64_t main_x = whole_waves * slots / grid_y;
   if (main_x < 1) return none;  // more token tiles than SMs: no whole column fits a wave
   const int64_t tail_ctas = (grid_x - main_x) * grid_y;
-  static const int min_stages = env_int("QGEMM_SPLIT_MIN_STAGES", 4);
   const int64_t tail_splits =
-      std::min<int64_t>({kMaxClusterSplits, slots / tail_ctas, k_stages / min_stages});
+      std::min<int64_t>({kMaxClusterSplits, slots / tail_ctas, k_stages / split_min_stages()});
   if (tail_splits < 2) return none;
   const int64_t saved_k = int64_t(k_stages) * c.stage_k() * (tail_splits - 1) / tail_splits;
   if (saved_k < 2048) return none;
