@@ -47,7 +47,8 @@ std::string render_table(const BenchReport& r) {
             "):\n        GPU backends are skipped; the cpu backend is timed with the host clock\n");
   }
   s += str("method  median of ", r.recipe.repetitions, " CUDA-graph replays after ",
-           r.recipe.warmup, " warm-ups, weights rotated over >= ", r.rotate_bytes >> 20, " MiB\n");
+           r.recipe.warmup, " warm-ups, weights rotated over >= ", r.rotate_bytes >> 20,
+           " MiB;\n        a problem's backends all replay graphs of the same number of launches\n");
   std::string problem;
   char line[512];
   for (const ResultRow& row : r.rows) {
@@ -112,7 +113,9 @@ std::string render_json(const BenchReport& r) {
       {"warmup", r.recipe.warmup},
       {"seed", r.recipe.seed},
       {"rotate_bytes", r.rotate_bytes},
-      {"timing", "CUDA-graph replays timed with device events; median, min, max per launch"}};
+      {"timing",
+       "CUDA-graph replays timed with device events; median, min, max per launch; every backend "
+       "of a problem replays the same number of launches per graph"}};
   json rows = json::array();
   for (const ResultRow& row : r.rows) {
     json vs = json::object();
@@ -137,6 +140,7 @@ std::string render_json(const BenchReport& r) {
                     {"samples", row.time.samples},
                     {"first_call_ms", number(row.first_call_ms)},
                     {"copies", row.copies},
+                    {"launches", row.launches},
                     {"l2_resident", row.l2_resident},
                     {"bytes", row.bytes},
                     {"flops", row.flops},

@@ -43,6 +43,11 @@ struct Case {
   Routing routing;
   std::vector<int64_t> rows;  // rows compared with the reference
   std::optional<std::vector<double>> reference;
+  // NOTE: every backend of a problem replays graphs of the same number of launches, so each runs
+  // under the same sustained load. A shorter graph runs at a higher clock: on the H200 the
+  // expansion path at M = 4096 (10 launches, ~8 ms) measured 1.23x cuBLAS's 3-launch graphs
+  // (~2 ms) and 1.06-1.07x with 3, 10 or 30 launches for both (bench/NOTES.md, session 14).
+  int launches = 1;
 
   const std::vector<double>& ref() {
     if (!reference) reference = *reference_gemm(a, w, {}, rows);
@@ -52,6 +57,19 @@ struct Case {
 
 int copies_for(double weight_bytes, int64_t rotate_bytes) {
   return weight_copies(weight_bytes, rotate_bytes, kMaxCopies);
+}
+
+// The weight bytes each GPU backend of a problem rotates copies of.
+std::vector<double> backend_weight_bytes(const QuantizedWeight& w,
+                                         const std::vector<std::string>& backends) {
+  const double elements = double(std::max<int64_t>(w.experts, 1)) * w.n * w.k;
+  std::vector<double> bytes;
+  for (const std::string& b : backends) {
+    if (b == "jit" || b == "jit-pdl" || b == "qdq") bytes.push_back(double(w.storage_bytes()));
+    if (b == "cublas-bf16") bytes.push_back(2.0 * elements);
+    if (b == "cublas-fp8") bytes.push_back(elements);
+  }
+  return bytes;
 }
 
 int64_t free_device_bytes() {
@@ -112,6 +130,7 @@ Status measure_linear(Case& c, LinearSet& set, const Recipe& recipe, ResultRow& 
   const CudaDriver* d = *cuda_driver();
   const int64_t free0 = free_device_bytes();
   row.copies = set.copies;
+  row.launches = c.launches;
   row.l2_resident = set.copies == kMaxCopies;
   auto a = DeviceBuffer::upload(c.a.data.data(), c.a.data.size());
   auto a_scales = DeviceBuffer::upload(c.a.scales.data(), c.a.scales.size() * 4);
@@ -134,8 +153,8 @@ Status measure_linear(Case& c, LinearSet& set, const Recipe& recipe, ResultRow& 
   QGEMM_RETURN_IF_ERROR(check_output(c, *out, c.out, c.ref(), row));
   row.device_bytes = set.device_bytes + (free0 - free_device_bytes());
   auto times = time_graph_replays(
-      [&](int i, CUstream stream) { return set.layers[i].run(args_for(stream)); }, set.copies,
-      recipe.warmup, recipe.repetitions);
+      [&](int i, CUstream stream) { return set.layers[i % set.copies].run(args_for(stream)); },
+      c.launches, recipe.warmup, recipe.repetitions);
   if (!times) return times.status();
   row.time = summarize(*times);
   return Status();
@@ -222,6 +241,7 @@ Status measure_cublas(Case& c, CublasSet& set, const Recipe& recipe, ResultRow& 
     ref = c.ref();
   }
   row.copies = int(set.weights.size());
+  row.launches = c.launches;
   row.l2_resident = row.copies == kMaxCopies;
   auto a = DeviceBuffer::upload(a_bytes.data(), a_bytes.size());
   auto as_scale = DeviceBuffer::upload(a_scales.data(), a_scales.size() * 4);
@@ -253,7 +273,9 @@ Status measure_cublas(Case& c, CublasSet& set, const Recipe& recipe, ResultRow& 
   row.first_call_ms = ms_since(t0);
   QGEMM_RETURN_IF_ERROR(check_output(c, *out, DType::bf16(), ref, row));
   row.device_bytes = set.device_bytes + (free0 - free_device_bytes());
-  auto times = time_graph_replays(run, row.copies, recipe.warmup, recipe.repetitions);
+  auto times = time_graph_replays(
+      [&](int i, CUstream stream) { return run(i % row.copies, stream); }, c.launches,
+      recipe.warmup, recipe.repetitions);
   if (!times) return times.status();
   row.time = summarize(*times);
   row.bytes = set.fp8 ? double(n) * k + n * 4.0 + double(m) * k + m * 4.0 + double(m) * n * 2
@@ -396,6 +418,9 @@ Expected<BenchReport> run_recipe(const Recipe& recipe, const RunOptions& options
           Case{p, wf, af, out, *w, std::move(*a), {}, sample_rows(m, seed + m), std::nullopt});
       if (p.experts > 0) cases.back().routing = random_routing(m, p.top_k, p.experts, seed + m);
     }
+    const int launches =
+        graph_launches(backend_weight_bytes(*w, backends), report.rotate_bytes, kMaxCopies);
+    for (Case& c : cases) c.launches = launches;
     const int64_t max_m = *std::max_element(p.m.begin(), p.m.end());
     std::vector<std::vector<ResultRow>> rows(cases.size());
     for (const std::string& backend : backends) {

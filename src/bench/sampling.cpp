@@ -29,4 +29,11 @@ int weight_copies(double weight_bytes, int64_t rotate_bytes, int max_copies) {
       std::ceil(double(rotate_bytes) / std::max(weight_bytes, 1.0)), 1, max_copies));
 }
 
+int graph_launches(const std::vector<double>& weight_bytes, int64_t rotate_bytes, int max_copies) {
+  int launches = 1;
+  for (double bytes : weight_bytes)
+    launches = std::max(launches, weight_copies(bytes, rotate_bytes, max_copies));
+  return launches;
+}
+
 }  // namespace qgemm::bench

@@ -17,4 +17,9 @@ std::vector<double> pick_rows(const std::vector<double>& c, const std::vector<in
 /// then reads cold weights), between 1 and `max_copies`.
 int weight_copies(double weight_bytes, int64_t rotate_bytes, int max_copies);
 
+/// Launches per timed CUDA graph for a problem whose backends rotate weights of these sizes: the
+/// most copies any of them needs, the same for all (one with fewer copies cycles through them),
+/// so every backend runs equally long graphs under the same sustained load (clock and power).
+int graph_launches(const std::vector<double>& weight_bytes, int64_t rotate_bytes, int max_copies);
+
 }  // namespace qgemm::bench
