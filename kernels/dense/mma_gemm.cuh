@@ -267,7 +267,8 @@ struct MmaGemm {
   // precomputed copy sources (Loader) in registers; below 104 they spill (128 tokens, int4),
   // and the longer weight units of wide codes need more (3-bit: 12 bytes of spill at 104 with
   // 64 tokens; `qgemm jit check`).
-  static constexpr int kCopyRegs = kWords > 16 ? 128 : (kPartSets == 2 || kWords > 8 ? 120 : 104);
+  static constexpr int kCopyRegs =
+      kWords > 16 ? 128 : (kPartSets == 2 || kWords > 8 || (kWords > 4 && kFM > 8) ? 120 : 104);
   static constexpr int kComputeRegs = (384 * 168 - 128 * kCopyRegs) / 256 / 8 * 8;
 
   /// The warp-specialized main loop. The copy warpgroup fills ring slot s for its i-th time once

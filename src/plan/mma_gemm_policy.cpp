@@ -266,9 +266,10 @@ Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& wei
   // NOTE: wgmma with 128 tokens per warpgroup holds 64 fp32 sums and 64 partials per thread:
   // int7, e2m1/g16 and float zero points spill there (ptxas), so they keep 64 tokens.
   // Warp-specialized tiles run 384 threads (168 registers): 2-bit codes spill there too.
+  const bool group_sums = c.group_k > 0;
   if (c.wgmma && c.frags_m > 8 &&
-      (words > 4 || (c.group_k > 0 && c.group_k < c.unit_k()) || c.float_zero ||
-       (c.warp_specialized && c.bits <= 2)))
+      (words > (group_sums ? 4 : 12) || (!group_sums && c.unit_k() > 128) || (group_sums && c.group_k < c.unit_k()) || c.float_zero ||
+       (c.warp_specialized && c.bits <= 2 && group_sums)))
     c.frags_m = 8;
   // NOTE: the copy warpgroup of warp-specialized tiles holds every copy source of a stage in
   // its 104-120 registers: 256-K stages of 8-bit codes or float zero points spill there

@@ -242,11 +242,13 @@ INSTANTIATE_TEST_SUITE_P(Formats, WgmmaGemmGpuTest, ::testing::ValuesIn(all_case
                          });
 
 // Channel scales accept any K that is a multiple of 8: the last stage's slabs are partly past K
-// (zero-filled); N = 333 leaves three of the last CTA's four warps beyond the weight.
+// (zero-filled); N = 333 leaves three of the last CTA's four warps beyond the weight. Without
+// group sums, codes of up to 12 words per unit (2-, 6- and 8-bit) take the 128-token ws tile.
 TEST(WgmmaGemmGpu, OddShapesWithChannelScales) {
   QGEMM_REQUIRE_SM90();
   ASSERT_TRUE(use_device(0).ok());
-  for (const char* spec : {"int8/channel/bf16", "e4m3/channel/fp32", "int4/channel/fp16"})
+  for (const char* spec : {"int8/channel/bf16", "e4m3/channel/fp32", "int4/channel/fp16",
+                           "int6/channel/bf16", "int2/channel/fp16"})
     for (int64_t k : {1000, 4104, 72}) {
       const WeightFormat wf = *WeightFormat::parse(spec);
       const int64_t n = 333;
