@@ -226,9 +226,13 @@ struct MmaGemm {
   /// Whether the batch of wgmmas (compute_stage_wgmma) ends after the k-step at stage offset
   /// k_local. A batch is at most one unit, and one k-step for tiles of more than 128 tokens:
   /// H200, 256-token tiles lost 5-17% batched (their A fragments of a whole unit on top of 128
-  /// accumulator registers), 64- and 128-token tiles gained 1-3%.
+  /// accumulator registers), 64- and 128-token tiles gained 1-3%. 128-token tiles with group
+  /// sums batch at most 64 K: the A fragments of two batches of a 128-K unit (2-, 6-bit) on top of
+  /// 64 sums and 64 partials spill at 384 threads.
   static constexpr bool ends_batch(int k_local) {
-    return k_local >= 0 && ((k_local + 16) % kUnitK == 0 || kFM > 16 || ends_group_batch(k_local));
+    return k_local >= 0 &&
+           ((k_local + 16) % kUnitK == 0 || (kGroups && kFM > 8 && (k_local + 16) % 64 == 0) ||
+            kFM > 16 || ends_group_batch(k_local));
   }
   /// Whether a batch ends between k-steps `from` and `to` (from <= to) of a stage.
   static constexpr bool batch_ends_before(int from, int to) {

@@ -46,9 +46,10 @@ std::string render_table(const BenchReport& r) {
         str("device  no GPU (", no_gpu_reason(),
             "):\n        GPU backends are skipped; the cpu backend is timed with the host clock\n");
   }
-  s += str("method  median of ", r.recipe.repetitions, " CUDA-graph replays after ",
-           r.recipe.warmup, " warm-ups, weights rotated over >= ", r.rotate_bytes >> 20,
-           " MiB;\n        a problem's backends all replay graphs of the same number of launches\n");
+  s +=
+      str("method  median of ", r.recipe.repetitions, " CUDA-graph replays after ", r.recipe.warmup,
+          " warm-ups, weights rotated over >= ", r.rotate_bytes >> 20,
+          " MiB;\n        a problem's backends all replay graphs of the same number of launches\n");
   std::string problem;
   char line[512];
   for (const ResultRow& row : r.rows) {

@@ -273,9 +273,9 @@ Status measure_cublas(Case& c, CublasSet& set, const Recipe& recipe, ResultRow& 
   row.first_call_ms = ms_since(t0);
   QGEMM_RETURN_IF_ERROR(check_output(c, *out, DType::bf16(), ref, row));
   row.device_bytes = set.device_bytes + (free0 - free_device_bytes());
-  auto times = time_graph_replays(
-      [&](int i, CUstream stream) { return run(i % row.copies, stream); }, c.launches,
-      recipe.warmup, recipe.repetitions);
+  auto times =
+      time_graph_replays([&](int i, CUstream stream) { return run(i % row.copies, stream); },
+                         c.launches, recipe.warmup, recipe.repetitions);
   if (!times) return times.status();
   row.time = summarize(*times);
   row.bytes = set.fp8 ? double(n) * k + n * 4.0 + double(m) * k + m * 4.0 + double(m) * n * 2

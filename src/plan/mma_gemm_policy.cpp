@@ -207,8 +207,8 @@ MmaTailSplit mma_tail_split(const MmaGemmConfig& c, int64_t grid_x, int64_t grid
   MmaTailSplit none{grid_x, 1};
   static const bool disabled = env_int("QGEMM_NO_TAIL_SPLIT", 0) > 0;
   if (disabled || !c.warp_specialized || splits != 1 || grid_y < 1) return none;
-  const int64_t slots = int64_t(mma_resident_estimate(c, device, registers)) *
-                        std::max(device.multiprocessors, 1);
+  const int64_t slots =
+      int64_t(mma_resident_estimate(c, device, registers)) * std::max(device.multiprocessors, 1);
   const int64_t ctas = grid_x * grid_y;
   const int64_t whole_waves = ctas / slots;
   if (whole_waves == 0 || ctas % slots == 0) return none;
@@ -263,13 +263,14 @@ Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& wei
   const int words = mma_layout::unit_words(c.bits);
   if (words > 4) c.tiles_n = 1;
   if (words > (c.warp_specialized ? 12 : 8)) c.frags_m = std::min(c.frags_m, 4);
-  // NOTE: wgmma with 128 tokens per warpgroup holds 64 fp32 sums and 64 partials per thread:
-  // int7, e2m1/g16 and float zero points spill there (ptxas), so they keep 64 tokens.
-  // Warp-specialized tiles run 384 threads (168 registers): 2-bit codes spill there too.
-  const bool group_sums = c.group_k > 0;
+  // NOTE: wgmma with 128 tokens per warpgroup holds 64 fp32 sums and, with group scales, 64
+  // partials per thread. Codes of up to 12 words in units of at most 128 K (2-, 4-, 6- and 8-bit)
+  // fit there at 384 threads (168 registers; group sums batch 64 K of A fragments at a time,
+  // ends_batch in mma_gemm.cuh); 256-K units (3-, 5-, 7-bit), groups shorter than a unit
+  // (e2m1/g16) and float zero points spill, so they keep 64 tokens. H200, M = 256 (bench/NOTES.md,
+  // session 14): int8/channel 107.9 -> 68.8 us, int2/channel 72.7 -> 49.2.
   if (c.wgmma && c.frags_m > 8 &&
-      (words > (group_sums ? 4 : 12) || (!group_sums && c.unit_k() > 128) || (group_sums && c.group_k < c.unit_k()) || c.float_zero ||
-       (c.warp_specialized && c.bits <= 2 && group_sums)))
+      (words > 12 || c.unit_k() > 128 || (c.group_k > 0 && c.group_k < c.unit_k()) || c.float_zero))
     c.frags_m = 8;
   // NOTE: the copy warpgroup of warp-specialized tiles holds every copy source of a stage in
   // its 104-120 registers: 256-K stages of 8-bit codes or float zero points spill there

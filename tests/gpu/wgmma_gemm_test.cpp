@@ -145,10 +145,9 @@ Expected<testing::CheckedRun> run_wgmma(const MmaGemmConfig& c, const QuantizedW
   p.k_units = pw.k_units;
   p.groups = pw.groups;
   p.k_stages = k_stages;
-  QGEMM_RETURN_IF_ERROR(
-      launch_z_clusters(*kernel, grid_x, grid_y, static_cast<unsigned>(splits),
-                        cluster ? static_cast<unsigned>(splits) : 1u, /*programmatic=*/true, p,
-                        CUstream(nullptr)));
+  QGEMM_RETURN_IF_ERROR(launch_z_clusters(*kernel, grid_x, grid_y, static_cast<unsigned>(splits),
+                                          cluster ? static_cast<unsigned>(splits) : 1u,
+                                          /*programmatic=*/true, p, CUstream(nullptr)));
   QGEMM_CU(*driver, cuCtxSynchronize);
   QGEMM_RETURN_IF_ERROR(d_c->download(out.data(), out_bytes));
 
@@ -270,6 +269,46 @@ TEST(WgmmaGemmGpu, OddShapesWithChannelScales) {
           EXPECT_LE(r->cmp.rel_frobenius, 5e-3);
         }
     }
+}
+
+// Group scales with 2-, 6- and 8-bit codes on the 128-token ws tile (sums and partials of 128
+// tokens, A fragments batched 64 K at a time): odd N, K a multiple of the group but not of the
+// stage, zero points, fp16 and bf16 activations, splits summed in a cluster.
+TEST(WgmmaGemmGpu, GroupedWideCodesOnThe128TokenWsTile) {
+  QGEMM_REQUIRE_SM90();
+  ASSERT_TRUE(use_device(0).ok());
+  struct Spec {
+    const char* weight;
+    const char* act;
+    int64_t k;
+  };
+  for (const Spec& c :
+       {Spec{"int2/g128/bf16", "bf16", 4224}, Spec{"uint2/g128/fp16/zp", "fp16", 1152},
+        Spec{"int6/g128/fp16", "bf16", 1152}, Spec{"int8/g64/bf16", "fp16", 4160},
+        Spec{"uint8/g128/bf16/zp", "bf16", 1152}}) {
+    const WeightFormat wf = *WeightFormat::parse(c.weight);
+    const DType act = *parse_dtype(c.act);
+    const MmaGemmConfig cfg = wgmma_config(wf, act, Tile{16, 1, 8, true});
+    ASSERT_EQ(cfg.frags_m, 16) << cfg.to_string();
+    const int64_t n = 333;
+    auto w =
+        quantize_weights(HostValues::of(random_normal(n * c.k, 3 + c.k, 0.05f)), 1, n, c.k, wf);
+    ASSERT_TRUE(w.ok()) << w.status().to_string();
+    auto dw = upload_weight(*w, act);
+    ASSERT_TRUE(dw.ok()) << dw.status().to_string();
+    for (int64_t m : {129, 300})
+      for (int splits : {1, 2}) {
+        SCOPED_TRACE(str(cfg.to_string(), " M=", m, " N=", n, " K=", c.k, " splits=", splits));
+        auto a = quantize_activations(HostValues::of(random_normal(m * c.k, 9 + m, 1.0f)), m, c.k,
+                                      *ActFormat::parse(c.act));
+        ASSERT_TRUE(a.ok()) << a.status().to_string();
+        auto r = run_wgmma(cfg, *w, *dw, *a, splits, /*cluster=*/true, 13 + m);
+        ASSERT_TRUE(r.ok()) << r.status().to_string();
+        EXPECT_EQ(r->unwritten, 0);
+        EXPECT_EQ(r->cmp.nan_count, 0);
+        EXPECT_LE(r->cmp.rel_frobenius, tolerance_for(act));
+      }
+  }
 }
 
 }  // namespace
