@@ -264,13 +264,15 @@ Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& wei
   if (words > 4) c.tiles_n = 1;
   if (words > (c.warp_specialized ? 12 : 8)) c.frags_m = std::min(c.frags_m, 4);
   // NOTE: wgmma with 128 tokens per warpgroup holds 64 fp32 sums and, with group scales, 64
-  // partials per thread. Codes of up to 12 words in units of at most 128 K (2-, 4-, 6- and 8-bit)
-  // fit there at 384 threads (168 registers; group sums batch 64 K of A fragments at a time,
+  // partials per thread. Warp-specialized tiles fit codes of up to 12 words in units of at most
+  // 128 K (2-, 4-, 6- and 8-bit) there (group sums batch 64 K of A fragments at a time,
   // ends_batch in mma_gemm.cuh); 256-K units (3-, 5-, 7-bit), groups shorter than a unit
-  // (e2m1/g16) and float zero points spill, so they keep 64 tokens. H200, M = 256 (bench/NOTES.md,
-  // session 14): int8/channel 107.9 -> 68.8 us, int2/channel 72.7 -> 49.2.
+  // (e2m1/g16) and float zero points spill, and so do codes of more than 4 words in the
+  // 128-thread wgmma tiles (8-bit/g128: 12 bytes), so those keep 64 tokens. H200, M = 256
+  // (bench/NOTES.md, session 14): int8/channel 107.9 -> 68.8 us, int2/g128 79.5 -> 58.2.
   if (c.wgmma && c.frags_m > 8 &&
-      (words > 12 || c.unit_k() > 128 || (c.group_k > 0 && c.group_k < c.unit_k()) || c.float_zero))
+      (words > (c.warp_specialized ? 12 : 4) || (c.warp_specialized && c.unit_k() > 128) ||
+       (c.group_k > 0 && c.group_k < c.unit_k()) || c.float_zero))
     c.frags_m = 8;
   // NOTE: the copy warpgroup of warp-specialized tiles holds every copy source of a stage in
   // its 104-120 registers: 256-K stages of 8-bit codes or float zero points spill there
