@@ -343,15 +343,25 @@ int64_t mma_handoff_m(const DeviceInfo& device, const WeightFormat& weight, DTyp
   // rate, so expanding the weight (~52 us for 8192 x 8192 on the H200) and calling cuBLAS is
   // faster. H200, int4/g128, N = K = 8192 (bench/NOTES.md, "warp-specialized wgmma"): at M = 256
   // the warp-specialized tile takes 70 us, the hand-off 95 us; at M = 1024 218 vs 276 us. Wider
-  // codes are dearer per token in the tile: 3- and 6-bit codes (12 words per lane and unit, 64
-  // tokens per warpgroup) hand off from 257, 5- and 7-bit codes (20 and 28 words, 32 tokens)
-  // from 129. H200, 8192^2, `qgemm tune` (bench/NOTES.md, session 11): ws tile at M = 256 / 512
-  // int3/g128 77.4 / 154.0 us, int6 92.4 / 185.0, int5 135.5 / 267.5, int7 142.0 / 280.7;
-  // expansion + cuBLAS ~95 at M = 256 (int4's) and 132-140 at M = 512. Other architectures keep
-  // the earlier, unmeasured boundary.
+  // codes are dearer per token in the tile: 5- and 7-bit codes (20 and 28 words per lane and
+  // unit, 32 tokens) hand off from 129; codes the large bucket holds at 64 tokens per warpgroup
+  // (3-bit, 6-bit with groups shorter than a unit) from 257. H200, 8192^2, `qgemm tune`
+  // (bench/NOTES.md, sessions 11 and 14): ws tile at M = 256 / 512 int3/g128 77.4 / 154.0 us,
+  // int5 135.5 / 267.5, int7 142.0 / 280.7; with 128 tokens int6/g128 63.9 / 124.5,
+  // int6/channel 64.3 / 125.9; expansion + cuBLAS ~95 at M = 256 (int4's) and 132-140 at
+  // M = 512. 8-bit codes with group scales hand off from 385: at M = 384 / 512 int8/g128 takes
+  // 121.6 / 147.8 on the tile against 121.6 / 141.1 handed off, uint8/g128/zp 127.4 / 153.3
+  // against 121.5 / 140.7, while int8/channel keeps the tile (112.3 / 135.7 against 121.6 /
+  // 140.8; `session14/handoff_tune.log`). Other architectures keep the earlier, unmeasured
+  // boundary.
   if (device.arch() != "sm_90a") return 512;
   const int words = mma_layout::unit_words(weight.type.bits);
-  return words > 12 ? 129 : words > 8 ? 257 : 513;
+  if (words > 12) return 129;
+  if (words == 8 && weight.has_group_scales()) return 385;
+  if (words <= 8) return 513;
+  const size_t large = std::size(kHopperBuckets) - 1;
+  const auto c = mma_config_for(bucket_tile(large, device), weight, act, out, device);
+  return c.ok() && c->frags_m >= bucket_tile(large, device).frags_m ? 513 : 257;
 }
 
 }  // namespace qgemm

@@ -221,7 +221,9 @@ TEST(MmaPlan, SplitClustersOnlyForWarpSpecializedHopperTiles) {
 }
 
 // The expansion + cuBLAS hand-off by code width on Hopper (wider codes are dearer per token in
-// the ws tiles), the older boundary elsewhere, none where cuBLASLt has no such GEMM.
+// the ws tiles; 6-bit codes stay up to 512 where the large bucket holds 128 tokens of them, not
+// with groups shorter than their 128-K unit; 8-bit codes with group scales leave at 385), the
+// older boundary elsewhere, none where cuBLASLt has no such GEMM.
 TEST(MmaPlan, HandOffDependsOnCodeWidthOnHopper) {
   const DeviceInfo h200 = *device_preset("h200");
   const struct {
@@ -229,8 +231,9 @@ TEST(MmaPlan, HandOffDependsOnCodeWidthOnHopper) {
     int64_t handoff;
   } cases[] = {{"int1/g128/bf16", 513},    {"int2/g128/bf16", 513},     {"int3/g128/bf16", 257},
                {"int4/g128/bf16", 513},    {"uint4/g128/bf16/zp", 513}, {"int5/g64/bf16", 129},
-               {"int6/channel/fp32", 257}, {"e3m2/g32/ue8m0", 257},     {"int7/g128/bf16", 129},
-               {"int8/channel/bf16", 513}, {"e4m3/channel/fp32", 513}};
+               {"int6/channel/fp32", 513}, {"e3m2/g32/ue8m0", 257},     {"int7/g128/bf16", 129},
+               {"int8/channel/bf16", 513}, {"e4m3/channel/fp32", 513},  {"int6/g128/bf16", 513},
+               {"int6/g64/bf16", 257},     {"int8/g128/bf16", 385},     {"uint8/g64/fp16/zp", 385}};
   for (const auto& c : cases) {
     const WeightFormat f = *WeightFormat::parse(c.spec);
     EXPECT_EQ(c.handoff, mma_handoff_m(h200, f, DType::bf16(), DType::bf16())) << c.spec;

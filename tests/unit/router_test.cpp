@@ -114,16 +114,19 @@ TEST(JitKernelPlan, KernelsPerLayerAndTheCublasHandoff) {
   // Operands cuBLASLt will not take fall back to the mma bucket below the hand-off.
   EXPECT_EQ(plan->mma_bucket_for(4096), 3u);
   EXPECT_EQ(plan->mma_bucket_for(1), 0u);
-  // Wider codes hand off earlier: 3- and 6-bit codes (12 words per lane and unit) from 257,
-  // 5- and 7-bit codes (20 and 28 words) from 129.
-  for (const char* format :
-       {"int3/g128/bf16", "int6/g128/bf16", "int5/g64/bf16", "int7/g128/bf16"}) {
+  // Wider codes hand off earlier: 3-bit codes and 6-bit ones in groups shorter than their unit
+  // (64 tokens on the large tile) from 257, grouped 8-bit codes from 385, 5- and 7-bit codes
+  // (20 and 28 words) from 129; 6-bit codes in g128 groups keep the tile up to 512.
+  const struct {
+    const char* format;
+    int64_t handoff;
+  } wide_codes[] = {{"int3/g128/bf16", 257}, {"int6/g64/bf16", 257}, {"int6/g128/bf16", 513},
+                    {"int8/g128/bf16", 385}, {"int5/g64/bf16", 129}, {"int7/g128/bf16", 129}};
+  for (const auto& [format, handoff] : wide_codes) {
     SCOPED_TRACE(format);
     auto wide = plan_jit_kernels(8192, 8192, *WeightFormat::parse(format), DType::bf16(),
                                  DType::bf16(), h200, true, kNoTuningTable);
     ASSERT_TRUE(wide.ok());
-    const int bits = WeightFormat::parse(format)->type.bits;
-    const int64_t handoff = (bits == 3 || bits == 6) ? 257 : 129;
     wide->kernels(16384, &ranges);
     EXPECT_EQ(ranges.back(), str(handoff, "+ (then cuBLASLt)"));
     EXPECT_FALSE(wide->bucket_for(handoff - 1).expand);
