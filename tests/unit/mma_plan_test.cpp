@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "plan/mma_gemm_policy.h"
@@ -199,6 +200,43 @@ TEST(MmaPlan, HopperWsStagesOfOneGroupBecomeTwoGroups) {
     ASSERT_TRUE(ws.warp_specialized) << c.spec;
     EXPECT_EQ(c.stage_k, ws.stage_k()) << c.spec << " " << ws.to_string();
     EXPECT_EQ(c.stages, ws.stages) << c.spec << " " << ws.to_string();
+  }
+}
+
+// The large Hopper bucket's 128-token ws tile for the codes whose sums (and group partials) and
+// A fragments fit the compute warpgroups' registers: 2-, 4-, 6- and 8-bit codes with channel
+// scales or groups of at least a unit; 3-bit codes (256-K units), groups shorter than a unit and
+// float zero points keep 64 tokens (5- and 7-bit codes 32), as do 8-bit codes in the 128-thread
+// wgmma tiles.
+TEST(MmaPlan, WhichCodesTakeTheWideWarpSpecializedTile) {
+  const DeviceInfo d = *device_preset("h200");
+  const struct {
+    const char* spec;
+    int frags_m;
+  } cases[] = {
+      {"int4/g128/bf16", 16},        {"int8/channel/bf16", 16},   {"e4m3/channel/fp32", 16},
+      {"int2/channel/bf16", 16},     {"int6/channel/bf16", 16},   {"int2/g128/bf16", 16},
+      {"int6/g128/fp16", 16},        {"int8/g128/bf16", 16},      {"uint8/g64/bf16/zp", 16},
+      {"int3/g128/bf16", 8},         {"int3/channel/bf16", 8},    {"int5/g64/bf16", 4},
+      {"int7/g128/bf16", 4},         {"e2m1/g16/e4m3/global", 8}, {"int6/g64/bf16", 8},
+      {"uint4/g128/bf16/zp_fp32", 8}};
+  for (const auto& c : cases) {
+    const WeightFormat f = *WeightFormat::parse(c.spec);
+    MmaTile ws = *MmaTile::parse("w8x1 t1 f16 s5 k128 waves1 ws");
+    auto cfg = mma_config_for(ws, f, DType::bf16(), DType::bf16(), d);
+    ASSERT_TRUE(cfg.ok()) << c.spec << ": " << cfg.status().to_string();
+    EXPECT_EQ(c.frags_m, cfg->frags_m) << c.spec << " " << cfg->to_string();
+  }
+  // The 128-thread wgmma tile keeps 64 tokens for codes of more than 4 words per lane and unit
+  // (32 past 8 words).
+  MmaTile wg = *MmaTile::parse("w4x1 t1 f16 s4 k128 waves1 wg");
+  for (const auto& c : {std::pair<const char*, int>{"int8/g128/bf16", 8},
+                        {"int8/channel/bf16", 8},
+                        {"int6/channel/bf16", 4},
+                        {"int4/g128/bf16", 16}}) {
+    auto cfg = mma_config_for(wg, *WeightFormat::parse(c.first), DType::bf16(), DType::bf16(), d);
+    ASSERT_TRUE(cfg.ok()) << c.first << ": " << cfg.status().to_string();
+    EXPECT_EQ(c.second, cfg->frags_m) << c.first << " " << cfg->to_string();
   }
 }
 
