@@ -26,7 +26,7 @@ struct ResultRow {
   TimingStats time{NAN, NAN, NAN, NAN, 0};
   double first_call_ms = NAN;   ///< layer build + prepare (JIT) + first run, wall clock
   int copies = 0;               ///< weight copies rotated through (cold weights)
-  int launches = 0;             ///< launches per timed graph, the same for every backend of a problem
+  int launches = 0;             ///< launches per timed graph (every backend of a problem alike)
   bool l2_resident = false;     ///< the copies together fit in twice the L2: timing is optimistic
   double bytes = 0, flops = 0;  ///< accounted traffic and work of one call
   double tflops = NAN, gbps = NAN;
