@@ -133,11 +133,7 @@ size_t JitLayer::mma_workspace_bytes(int64_t m) const {
 MmaTailSplit JitLayer::tail_split(size_t bucket, int64_t m) const {
   const MmaGemmConfig& c = plan_.buckets[bucket].config;
   return mma_tail_split(c, grid_x(c), (m + c.block_m() - 1) / c.block_m(), splits(bucket, m),
-                        k_stages(c), problem_.device_info, registers(bucket));
-}
-
-int JitLayer::k_stages(const MmaGemmConfig& c) const {
-  return (w_->k_units + c.units_per_stage - 1) / c.units_per_stage;
+                        c.k_stages(problem_.k), problem_.device_info, registers(bucket));
 }
 
 int64_t JitLayer::grid_x(const MmaGemmConfig& c) const {
@@ -201,7 +197,7 @@ Status JitLayer::run_mma(const LinearArgs& args, size_t bucket) const {
     lda = padded_k();
   }
   const MmaGemmConfig& c = plan_.buckets[bucket].config;
-  const int k_stages = this->k_stages(c);
+  const int k_stages = c.k_stages(problem_.k);
   const int splits = std::min(this->splits(bucket, args.m), k_stages);
 
   MmaGemmParams p{};
@@ -237,10 +233,9 @@ Status JitLayer::run_mma(const LinearArgs& args, size_t bucket) const {
                              static_cast<unsigned>(mma_split_cluster(c, tail.splits)),
                              programmatic(), p, stream);
   }
-  return launch_z_clusters(kernels_[bucket], static_cast<unsigned>(grid_x(c)), grid_y,
-                           static_cast<unsigned>(splits),
-                           static_cast<unsigned>(mma_split_cluster(c, splits)), programmatic(), p,
-                           stream);
+  return launch_z_clusters(
+      kernels_[bucket], static_cast<unsigned>(grid_x(c)), grid_y, static_cast<unsigned>(splits),
+      static_cast<unsigned>(mma_split_cluster(c, splits)), programmatic(), p, stream);
 }
 
 std::string JitLayer::describe() const {

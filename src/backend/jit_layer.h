@@ -41,8 +41,6 @@ class JitLayer final : public PreparedLayer {
   int splits(size_t bucket, int64_t m) const;
   /// Whether bucket `bucket`'s grid at m tokens runs as whole waves plus a K-split tail.
   MmaTailSplit tail_split(size_t bucket, int64_t m) const;
-  /// Pipeline stages of `c` along the packed K.
-  int k_stages(const MmaGemmConfig& c) const;
   /// Whether kernels that allow it launch programmatically (the layer's option, QGEMM_NO_PDL).
   bool programmatic() const;
   int64_t grid_x(const MmaGemmConfig& c) const;

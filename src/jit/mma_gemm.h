@@ -63,6 +63,8 @@ struct MmaGemmConfig {
   int block_m() const { return 8 * frags_m * warps_m; }
   int unit_k() const;
   int stage_k() const { return unit_k() * units_per_stage; }
+  /// Pipeline stages along a K of `k` (the packed weight's units, whole stages).
+  int k_stages(int64_t k) const { return static_cast<int>((k + stage_k() - 1) / stage_k()); }
   int smem_bytes() const;
   /// 0 no zero points, 1 integer (half table), 2 float (fp32 table).
   int zero_kind() const { return zero_table ? (float_zero ? 2 : 1) : 0; }

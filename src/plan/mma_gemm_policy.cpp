@@ -160,7 +160,7 @@ int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const De
   const int64_t n_tiles = (n + 15) / 16;
   const int64_t ctas = ((n_tiles + c.tiles_n * c.warps_n - 1) / (c.tiles_n * c.warps_n)) *
                        ((m + c.block_m() - 1) / c.block_m());
-  const int64_t stages_total = (k + c.stage_k() - 1) / c.stage_k();
+  const int64_t stages_total = c.k_stages(k);
   if (c.split_count > 0)
     return static_cast<int>(
         std::clamp<int64_t>(std::min<int64_t>(c.split_count, stages_total), 1, kMaxSplits));

@@ -140,11 +140,9 @@ TEST(MmaGemmGpu, TailSplitOfThePartialLastWave) {
     ASSERT_NE(cfg, nullptr);
     const int64_t grid_x = ((c.n + 15) / 16 + cfg->warps_n - 1) / cfg->warps_n;
     const int64_t grid_y = (c.m + cfg->block_m() - 1) / cfg->block_m();
-    const int k_stages = static_cast<int>(
-        ((c.k + cfg->unit_k() - 1) / cfg->unit_k() + cfg->units_per_stage - 1) /
-        cfg->units_per_stage);
     const int splits = mma_splits(*cfg, c.m, c.n, c.k, device, 168);
-    EXPECT_GT(mma_tail_split(*cfg, grid_x, grid_y, splits, k_stages, device, 168).splits, 1)
+    EXPECT_GT(mma_tail_split(*cfg, grid_x, grid_y, splits, cfg->k_stages(c.k), device, 168).splits,
+              1)
         << cfg->to_string() << ": the case no longer exercises the tail split";
     auto r = testing::run_and_check(wf, *ActFormat::parse(c.act), act, c.m, c.n, c.k,
                                     BackendKind::kJit, 7 + c.n, true);

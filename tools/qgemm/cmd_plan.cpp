@@ -148,12 +148,9 @@ int run_plan(const PlanOptions& o) {
           " (%lld CTAs on %d SMs, %d K splits%s, %d B shared, %s, up to %d CTAs/SM: %.2f waves%s)",
           (long long)ctas, p.device_info.multiprocessors, splits,
           mma_split_cluster(c, splits) > 1 ? " summed in a cluster" : "", c.smem_bytes(),
-          regs.c_str(), per_sm, waves,
-          c.programmatic_launch() ? ", programmatic launch" : "");
-      const int64_t k_stages =
-          ((o.k + c.unit_k() - 1) / c.unit_k() + c.units_per_stage - 1) / c.units_per_stage;
-      const MmaTailSplit tail = mma_tail_split(c, grid_x, grid_y, splits,
-                                               static_cast<int>(k_stages), p.device_info, registers);
+          regs.c_str(), per_sm, waves, c.programmatic_launch() ? ", programmatic launch" : "");
+      const MmaTailSplit tail =
+          mma_tail_split(c, grid_x, grid_y, splits, c.k_stages(o.k), p.device_info, registers);
       if (tail.splits > 1)
         std::printf(
             "\n           as two launches: %lldx%lld CTAs (whole waves), then the last %lld "
