@@ -99,7 +99,11 @@ template <class Cfg>
 QGEMM_DEVICE void MmaGemm<Cfg>::run_ws(const MmaGemmParams& p, u8* smem) {
   u64* full = reinterpret_cast<u64*>(smem + Cfg::kStages * kStageBytes);
   u64* empty = full + Cfg::kStages;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  // NOTE: the warp index broadcast from lane 0 is one the compiler knows to be warp-uniform, so
+  // the wgmma descriptors built from it (warp_m's token rows) stay in uniform registers: no
+  // 64-bit add and register-to-uniform move before each wgmma.
+  const int warp = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 32), 0);
+  const int lane = threadIdx.x % 32;
   const int warp_n = warp % Cfg::kWarpsN, warp_m = warp / Cfg::kWarpsN;
   const Work w = make_work(p);
   if (threadIdx.x == 0) {
