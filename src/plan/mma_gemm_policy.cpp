@@ -1,6 +1,7 @@
 #include "plan/mma_gemm_policy.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iterator>
@@ -67,6 +68,10 @@ const Bucket& bucket(size_t i, const DeviceInfo& device) { return buckets(device
 
 // The most K splits a launch takes (fix-up partials and counters are sized for it).
 constexpr int kMaxSplits = 16;
+
+// Weight bytes each SM keeps in flight for decode to stream at the H200's copy rate: ~3.9 TB/s
+// over 132 SMs is ~30 bytes per ns per SM, times ~1.6 us of loaded latency.
+constexpr double kDecodeBytesInFlight = 48.0 * 1024;
 
 MmaTile bucket_tile(size_t i, const DeviceInfo& device) {
   if (const char* env = std::getenv(str("QGEMM_MMA_BUCKET", i).c_str()))
@@ -170,6 +175,18 @@ int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const De
   const int64_t sms = std::max(device.multiprocessors, 1);
   const int64_t target = (env_waves > 0 ? env_waves : c.split_waves) * sms;
   int64_t splits = (target + ctas - 1) / ctas;
+  // NOTE: Hopper decode tiles split K only until each SM has enough weight bytes in flight
+  // (CTAs per SM x the ring's stages ahead): more resident CTAs than that stream no faster, and
+  // each adds its ring's last stages to the compute left after the single wave's last bytes
+  // arrive, and its partials to the fix-up. H200, 8192^2 (bench/NOTES.md, "split count of the
+  // 8-token decode tile"): int4 M = 1 13.6 -> 13.2 us with 2 splits instead of 4 (2 x 24 KB in
+  // flight per SM), while int2 (12 KB per CTA) keeps 4 and int8/channel's 16-row CTAs 2.
+  if (device.arch() == "sm_90a" && !c.warp_specialized && c.block_m() <= 16 && env_waves == 0) {
+    const double stage_bytes = 16.0 * c.tiles_n * c.warps_n * c.stage_k() * c.bits / 8.0;
+    const double per_cta = std::max(1.0, (c.stages - 1) * stage_bytes);
+    const int64_t per_sm = static_cast<int64_t>(std::ceil(kDecodeBytesInFlight / per_cta));
+    splits = std::max<int64_t>(1, std::llround(double(per_sm * sms) / double(ctas)));
+  }
   splits = std::min<int64_t>(splits, std::max<int64_t>(stages_total / min_stages, 1));
   // NOTE: never split into a partial extra wave of the CTAs that fit at once: the last wave's
   // fill decides decode time (H200, int4/g128 M = 1, bench/NOTES.md "whole waves": 8192^2 at
