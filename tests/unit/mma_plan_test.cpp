@@ -295,6 +295,34 @@ TEST(MmaPlan, SplitsFollowTokensAndK) {
   EXPECT_LE(mma_splits(decode, 1, 4096, 8 * decode.stage_k(), d), 2);
 }
 
+// Hopper decode tiles split K until each SM holds ~48 KB of weights in flight: fewer, longer
+// CTAs for 4-bit codes at 8192^2 (2 x 24 KB per SM), the whole-wave count for 2-bit codes
+// (12 KB per CTA), none past a wave's worth of tiles; other architectures keep the waves rule.
+TEST(MmaPlan, HopperDecodeSplitsKeepEnoughBytesInFlight) {
+  const DeviceInfo h200 = *device_preset("h200");
+  const struct {
+    const char* spec;
+    int64_t n, k;
+    int splits;
+  } cases[] = {{"int4/g128/bf16", 8192, 8192, 2},  {"uint4/g128/bf16/zp", 8192, 8192, 2},
+               {"int2/g128/bf16", 8192, 8192, 4},  {"int4/g128/bf16", 4096, 4096, 4},
+               {"int4/g128/bf16", 28672, 8192, 1}, {"int8/channel/bf16", 8192, 8192, 2}};
+  for (const auto& c : cases) {
+    auto plan =
+        plan_mma_gemm(c.n, c.k, *WeightFormat::parse(c.spec), DType::bf16(), DType::bf16(), h200);
+    ASSERT_TRUE(plan.ok()) << c.spec << ": " << plan.status().to_string();
+    const MmaGemmConfig& decode = entry_for(*plan, 1).config;
+    EXPECT_EQ(c.splits, mma_splits(decode, 1, c.n, c.k, h200))
+        << c.spec << " N=" << c.n << " K=" << c.k << " " << decode.to_string();
+  }
+  const DeviceInfo a100 = *device_preset("sm_80");
+  auto plan = plan_mma_gemm(8192, 8192, *WeightFormat::parse("int4/g128/bf16"), DType::bf16(),
+                            DType::bf16(), a100);
+  ASSERT_TRUE(plan.ok());
+  const MmaGemmConfig& decode = entry_for(*plan, 1).config;
+  EXPECT_GT(mma_splits(decode, 1, 8192, 8192, a100), 2) << "the waves rule on sm_80";
+}
+
 // A tile's fixed split count replaces the waves rule, at most one split per K stage.
 TEST(MmaPlan, FixedSplitsOverrideTheWavesRule) {
   const DeviceInfo d = *device_preset("h200");
