@@ -178,9 +178,12 @@ int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const De
   // NOTE: Hopper decode tiles split K only until each SM has enough weight bytes in flight
   // (CTAs per SM x the ring's stages ahead): more resident CTAs than that stream no faster, and
   // each adds its ring's last stages to the compute left after the single wave's last bytes
-  // arrive, and its partials to the fix-up. H200, 8192^2 (bench/NOTES.md, "split count of the
-  // 8-token decode tile"): int4 M = 1 13.6 -> 13.2 us with 2 splits instead of 4 (2 x 24 KB in
-  // flight per SM), while int2 (12 KB per CTA) keeps 4 and int8/channel's 16-row CTAs 2.
+  // arrive, and its partials to the fix-up. H200 sweep of 1-8 splits over 7 shapes and int4 /
+  // int3 / int2 / nvfp4 (bench/NOTES.md, "split count of the 8-token decode tile", session 15):
+  // 8192^2 M = 1 int4 13.61 -> 13.20 us (2 splits, 2 x 24 KB per SM), nvfp4 21.00 -> 18.03;
+  // N = 14336 K = 4096 int4 13.52 -> 11.78 (1 split); int2 (12 KB per CTA) keeps 4 at 8192^2;
+  // M = 16 int8/channel 25.39 -> 23.29. Mean loss against each case's best split 1.8% (the old
+  // waves rule 3.0%); worst int2 / int3 at N = 14336 K = 4096 (2 splits, 1 is 10-12% faster).
   if (device.arch() == "sm_90a" && !c.warp_specialized && c.block_m() <= 16 && env_waves == 0) {
     const double stage_bytes = 16.0 * c.tiles_n * c.warps_n * c.stage_k() * c.bits / 8.0;
     const double per_cta = std::max(1.0, (c.stages - 1) * stage_bytes);

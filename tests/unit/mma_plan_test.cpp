@@ -306,7 +306,8 @@ TEST(MmaPlan, HopperDecodeSplitsKeepEnoughBytesInFlight) {
     int splits;
   } cases[] = {{"int4/g128/bf16", 8192, 8192, 2},  {"uint4/g128/bf16/zp", 8192, 8192, 2},
                {"int2/g128/bf16", 8192, 8192, 4},  {"int4/g128/bf16", 4096, 4096, 4},
-               {"int4/g128/bf16", 28672, 8192, 1}, {"int8/channel/bf16", 8192, 8192, 2}};
+               {"int4/g128/bf16", 28672, 8192, 1}, {"int8/channel/bf16", 8192, 8192, 2},
+               {"int4/g128/bf16", 14336, 4096, 1}, {"nvfp4", 8192, 8192, 2}};
   for (const auto& c : cases) {
     auto plan =
         plan_mma_gemm(c.n, c.k, *WeightFormat::parse(c.spec), DType::bf16(), DType::bf16(), h200);
