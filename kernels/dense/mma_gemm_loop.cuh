@@ -101,7 +101,9 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run_ws(const MmaGemmParams& p, u8* smem) {
   u64* empty = full + Cfg::kStages;
   // NOTE: the warp index broadcast from lane 0 is one the compiler knows to be warp-uniform, so
   // the wgmma descriptors built from it (warp_m's token rows) stay in uniform registers: no
-  // 64-bit add and register-to-uniform move before each wgmma.
+  // 64-bit add and register-to-uniform move before each wgmma. H200, 8192^2, `qgemm tune`
+  // (session 15): int4/g128 M = 64 / 256 26.33 / 58.50 -> 24.97 / 55.89 us, int8/channel
+  // M = 256 68.53 -> 65.10.
   const int warp = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 32), 0);
   const int lane = threadIdx.x % 32;
   const int warp_n = warp % Cfg::kWarpsN, warp_m = warp / Cfg::kWarpsN;
