@@ -111,8 +111,9 @@ int JitLayer::splits(size_t bucket, int64_t m) const {
   // threads allow (int3 decode: 4, not 7), and split-K must not spill into a partial wave of
   // what really fits. Before prepare() the estimate is an upper bound (more splits, more
   // workspace), so sizes taken then stay large enough.
-  return mma_splits(plan_.buckets[bucket].config, m, problem_.n, problem_.k, problem_.device_info,
-                    registers(bucket));
+  const MmaGemmConfig& c = plan_.buckets[bucket].config;
+  return mma_splits(c, m, problem_.n, problem_.k, problem_.device_info, registers(bucket),
+                    c.programmatic_launch() && programmatic());
 }
 
 bool JitLayer::programmatic() const {

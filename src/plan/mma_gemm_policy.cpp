@@ -161,7 +161,7 @@ int mma_resident_estimate(const MmaGemmConfig& c, const DeviceInfo& device, int 
 }
 
 int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const DeviceInfo& device,
-               int registers) {
+               int registers, bool programmatic) {
   const int64_t n_tiles = (n + 15) / 16;
   const int64_t ctas = ((n_tiles + c.tiles_n * c.warps_n - 1) / (c.tiles_n * c.warps_n)) *
                        ((m + c.block_m() - 1) / c.block_m());
@@ -184,7 +184,11 @@ int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const De
   // N = 14336 K = 4096 int4 13.52 -> 11.78 (1 split); int2 (12 KB per CTA) keeps 4 at 8192^2;
   // M = 16 int8/channel 25.39 -> 23.29. Mean loss against each case's best split 1.8% (the old
   // waves rule 3.0%); worst int2 / int3 at N = 14336 K = 4096 (2 splits, 1 is 10-12% faster).
-  if (device.arch() == "sm_90a" && !c.warp_specialized && c.block_m() <= 16 && env_waves == 0) {
+  // Only for plain launches: launched programmatically, a half-filled machine takes the next
+  // launch's CTAs early and each call slows down (same session, dense_w4a16, int4 8192^2 M = 1
+  // programmatic 16.40 us with 2 splits; 12.4 with the whole wave's 4 in session 14).
+  if (device.arch() == "sm_90a" && !c.warp_specialized && c.block_m() <= 16 && env_waves == 0 &&
+      !programmatic) {
     const double stage_bytes = 16.0 * c.tiles_n * c.warps_n * c.stage_k() * c.bits / 8.0;
     const double per_cta = std::max(1.0, (c.stages - 1) * stage_bytes);
     const int64_t per_sm = static_cast<int64_t>(std::ceil(kDecodeBytesInFlight / per_cta));

@@ -60,9 +60,11 @@ int mma_resident_estimate(const MmaGemmConfig& config, const DeviceInfo& device,
 /// K splits for `m` tokens: enough CTAs to fill the GPU `config.split_waves` times over, each
 /// split at least four pipeline stages long, never into a partial extra wave of the CTAs that
 /// fit at once (mma_resident_estimate with the kernel's `registers` when known); or
-/// `config.split_count` (at most one split per stage) where a tile fixes it.
+/// `config.split_count` (at most one split per stage) where a tile fixes it. Hopper decode
+/// tiles launched plainly split less (enough weight bytes in flight per SM); launched
+/// `programmatic`ally they keep the whole wave.
 int mma_splits(const MmaGemmConfig& config, int64_t m, int64_t n, int64_t k,
-               const DeviceInfo& device, int registers = 0);
+               const DeviceInfo& device, int registers = 0, bool programmatic = false);
 
 /// CTAs per thread-block cluster along the K splits: `splits` when the kernel sums them in a
 /// cluster's shared memory (sm_90a warp-specialized tiles, 2..8 splits), else 1 (the global

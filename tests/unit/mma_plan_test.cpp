@@ -316,6 +316,11 @@ TEST(MmaPlan, HopperDecodeSplitsKeepEnoughBytesInFlight) {
     EXPECT_EQ(c.splits, mma_splits(decode, 1, c.n, c.k, h200))
         << c.spec << " N=" << c.n << " K=" << c.k << " " << decode.to_string();
   }
+  // Launched programmatically the decode tiles keep the whole wave (4 splits for int4 8192^2).
+  auto int4 = plan_mma_gemm(8192, 8192, *WeightFormat::parse("int4/g128/bf16"), DType::bf16(),
+                            DType::bf16(), h200);
+  ASSERT_TRUE(int4.ok());
+  EXPECT_EQ(4, mma_splits(entry_for(*int4, 1).config, 1, 8192, 8192, h200, 0, true));
   const DeviceInfo a100 = *device_preset("sm_80");
   auto plan = plan_mma_gemm(8192, 8192, *WeightFormat::parse("int4/g128/bf16"), DType::bf16(),
                             DType::bf16(), a100);

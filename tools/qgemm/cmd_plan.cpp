@@ -9,6 +9,7 @@
 #include "api/router.h"
 #include "backend/cublaslt_library.h"
 #include "commands.h"
+#include "jit/kernel_loader.h"
 #include "jit/kernel_cache.h"
 #include "plan/jit_kernel_plan.h"
 #include "qgemm/device.h"
@@ -128,7 +129,8 @@ int run_plan(const PlanOptions& o) {
     int registers = 0;
     if (o.explain)
       if (auto k = KernelCache::instance().get(c.spec()); k) registers = (*k)->resources.registers;
-    const int splits = mma_splits(c, m, o.n, o.k, p.device_info, registers);
+    const bool programmatic = c.programmatic_launch() && !programmatic_launch_disabled();
+    const int splits = mma_splits(c, m, o.n, o.k, p.device_info, registers, programmatic);
     const int64_t grid_x = ((o.n + 15) / 16 + c.tiles_n * c.warps_n - 1) / (c.tiles_n * c.warps_n);
     const int64_t grid_y = (m + c.block_m() - 1) / c.block_m();
     std::printf("  M=%-6lld mma_gemm %s, grid %lldx%lldx%d", (long long)m, c.tiling().c_str(),
@@ -148,7 +150,7 @@ int run_plan(const PlanOptions& o) {
           " (%lld CTAs on %d SMs, %d K splits%s, %d B shared, %s, up to %d CTAs/SM: %.2f waves%s)",
           (long long)ctas, p.device_info.multiprocessors, splits,
           mma_split_cluster(c, splits) > 1 ? " summed in a cluster" : "", c.smem_bytes(),
-          regs.c_str(), per_sm, waves, c.programmatic_launch() ? ", programmatic launch" : "");
+          regs.c_str(), per_sm, waves, programmatic ? ", programmatic launch" : "");
       const MmaTailSplit tail =
           mma_tail_split(c, grid_x, grid_y, splits, c.k_stages(o.k), p.device_info, registers);
       if (tail.splits > 1)
