@@ -179,14 +179,15 @@ int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const De
   // (CTAs per SM x the ring's stages ahead): more resident CTAs than that stream no faster, and
   // each adds its ring's last stages to the compute left after the single wave's last bytes
   // arrive, and its partials to the fix-up. H200 sweep of 1-8 splits over 7 shapes and int4 /
-  // int3 / int2 / nvfp4 (bench/NOTES.md, "split count of the 8-token decode tile", session 15):
+  // int3 / int2 / nvfp4 (bench/NOTES.md, "split count of the decode tiles by bytes in flight"):
   // 8192^2 M = 1 int4 13.61 -> 13.20 us (2 splits, 2 x 24 KB per SM), nvfp4 21.00 -> 18.03;
   // N = 14336 K = 4096 int4 13.52 -> 11.78 (1 split); int2 (12 KB per CTA) keeps 4 at 8192^2;
   // M = 16 int8/channel 25.39 -> 23.29. Mean loss against each case's best split 1.8% (the old
   // waves rule 3.0%); worst int2 / int3 at N = 14336 K = 4096 (2 splits, 1 is 10-12% faster).
-  // Only for plain launches: launched programmatically, a half-filled machine takes the next
-  // launch's CTAs early and each call slows down (same session, dense_w4a16, int4 8192^2 M = 1
-  // programmatic 16.40 us with 2 splits; 12.4 with the whole wave's 4 in session 14).
+  // Only for plain launches: launched programmatically the 2-split layers were slower than
+  // plain ones (dense_w4a16, int4 8192^2 M = 1 programmatic 16.40 us against 12.28 with the
+  // whole wave's 4; bench/NOTES.md "splits and programmatic launch"). Not measured why;
+  // presumably the next launch's CTAs, let in early by a half-filled wave, slow the running one.
   if (device.arch() == "sm_90a" && !c.warp_specialized && c.block_m() <= 16 && env_waves == 0 &&
       !programmatic) {
     const double stage_bytes = 16.0 * c.tiles_n * c.warps_n * c.stage_k() * c.bits / 8.0;
