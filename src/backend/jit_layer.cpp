@@ -113,11 +113,11 @@ int JitLayer::splits(size_t bucket, int64_t m) const {
   // workspace), so sizes taken then stay large enough.
   const MmaGemmConfig& c = plan_.buckets[bucket].config;
   return mma_splits(c, m, problem_.n, problem_.k, problem_.device_info, registers(bucket),
-                    c.programmatic_launch() && programmatic());
+                    programmatic(c));
 }
 
-bool JitLayer::programmatic() const {
-  return problem_.programmatic_launch && !programmatic_launch_disabled();
+bool JitLayer::programmatic(const MmaGemmConfig& c) const {
+  return c.programmatic_launch() && problem_.programmatic_launch && !programmatic_launch_disabled();
 }
 
 size_t JitLayer::mma_workspace_bytes(int64_t m) const {
@@ -227,16 +227,16 @@ Status JitLayer::run_mma(const LinearArgs& args, size_t bucket) const {
     // Whole waves first, then the last wave's columns with K split over the idle SMs.
     p.cta_x0 = 0;
     QGEMM_RETURN_IF_ERROR(launch_z_clusters(kernels_[bucket], static_cast<unsigned>(tail.main_x),
-                                            grid_y, 1, 1, programmatic(), p, stream));
+                                            grid_y, 1, 1, programmatic(c), p, stream));
     p.cta_x0 = static_cast<i32>(tail.main_x);
     return launch_z_clusters(kernels_[bucket], static_cast<unsigned>(grid_x(c) - tail.main_x),
                              grid_y, static_cast<unsigned>(tail.splits),
                              static_cast<unsigned>(mma_split_cluster(c, tail.splits)),
-                             programmatic(), p, stream);
+                             programmatic(c), p, stream);
   }
   return launch_z_clusters(
       kernels_[bucket], static_cast<unsigned>(grid_x(c)), grid_y, static_cast<unsigned>(splits),
-      static_cast<unsigned>(mma_split_cluster(c, splits)), programmatic(), p, stream);
+      static_cast<unsigned>(mma_split_cluster(c, splits)), programmatic(c), p, stream);
 }
 
 std::string JitLayer::describe() const {
@@ -257,9 +257,7 @@ std::string JitLayer::describe() const {
           tail = str(", at M=", b.max_m, ": ", t.main_x,
                      " CTA columns, then the rest with K split ", t.splits, " ways");
       s += str(range, ": mma_gemm ", b.config.to_string(), ", split-K at M=", lo, ": ",
-               splits(i, lo), tail,
-               b.config.programmatic_launch() && programmatic() ? ", programmatic launch" : "",
-               "\n  ");
+               splits(i, lo), tail, programmatic(b.config) ? ", programmatic launch" : "", "\n  ");
     }
     if (b.max_m == INT64_MAX) break;
     lo = b.max_m + 1;

@@ -41,8 +41,9 @@ class JitLayer final : public PreparedLayer {
   int splits(size_t bucket, int64_t m) const;
   /// Whether bucket `bucket`'s grid at m tokens runs as whole waves plus a K-split tail.
   MmaTailSplit tail_split(size_t bucket, int64_t m) const;
-  /// Whether kernels that allow it launch programmatically (the layer's option, QGEMM_NO_PDL).
-  bool programmatic() const;
+  /// Whether `c`'s kernel launches programmatically: it allows it, and so do the layer's option
+  /// and QGEMM_NO_PDL.
+  bool programmatic(const MmaGemmConfig& c) const;
   int64_t grid_x(const MmaGemmConfig& c) const;
   int64_t padded_k() const { return (problem_.k + 7) / 8 * 8; }
   Status run_mma(const LinearArgs& args, size_t bucket) const;
