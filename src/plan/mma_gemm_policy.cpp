@@ -327,9 +327,22 @@ Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& wei
   return c;
 }
 
+namespace {
+
+// Whether one token tile of `tile`'s CTAs over `n` rows fits on the device at once (unsplit).
+bool fits_one_wave(const MmaTile& tile, int64_t n, const WeightFormat& weight, DType act,
+                   DType out, const DeviceInfo& device) {
+  const auto c = mma_config_for(tile, weight, act, out, device);
+  if (!c.ok()) return false;
+  const int64_t rows = 16LL * c->tiles_n * c->warps_n;
+  const int64_t ctas = (n + rows - 1) / rows;
+  return ctas <= int64_t(mma_resident_estimate(*c, device)) * std::max(device.multiprocessors, 1);
+}
+
+}  // namespace
+
 Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const WeightFormat& weight,
                                                   DType act, DType out, const DeviceInfo& device) {
-  (void)n;
   (void)k;
   std::vector<MmaPlanEntry> plan;
   for (size_t i = 0; i < buckets(device).size; ++i) {
@@ -340,15 +353,18 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
     if (tile.stages > 3 && tile.frags_m <= 2 && !tile.wgmma &&
         mma_layout::unit_words(weight.type.bits) > 4)
       tile.stages = 3;
-    // NOTE: 8-bit codes without group scales decode fastest in one-warp CTAs of 16 rows (no
-    // CTA-wide barrier holds a warp back; fewer splits). `qgemm tune` on the H200, 8192^2, M = 1
-    // (M = 8), w4x1 s3 k256 -> w1x1 s3 k256: int8/channel 23.43 -> 22.05 us (24.02 -> 22.95),
-    // fp8_channel 22.67 -> 21.18 (23.29 -> 22.45); int8/channel N = 28672 79.56 -> 69.37. With
-    // g128 scales the one-warp CTAs lose (int8/g128 22.66 -> 22.98, 4-warp CTAs kept).
-    // bench/results/h200/session9. Only where it was measured: the decode bucket of at most 8
-    // tokens (Hopper's); elsewhere that tile also serves up to 32 tokens.
+    // NOTE: 8-bit codes without group scales decode in one-warp CTAs of 16 rows where the
+    // four-warp CTAs (64 rows) would not all fit on the GPU at once: one-warp CTAs have no
+    // CTA-wide barrier and fill a partial second wave in fine grains. Where the four-warp grid
+    // fits in one wave it is faster. `qgemm tune` on the H200, M = 1, w1x1 against w4x1 s3 k256
+    // (bench/NOTES.md "8-bit channel codes: CTA size by waves"): int8/channel 8192^2 22.00 /
+    // 21.44 us, 4096^2 10.86 / 9.40, N = 10240 K = 8192 35.27 / 27.82, 4096 x 14336 23.99 /
+    // 19.22; N = 28672 (448 four-warp CTAs, 396 fit) 69.70 / 87.35, N = 57344 128.32 / 132.24;
+    // e4m3/channel the same picture. With g128 scales the one-warp CTAs lose (int8/g128 22.66 ->
+    // 22.98), so those keep four warps. Only where it was measured: the decode bucket of at most
+    // 8 tokens (Hopper's); elsewhere that tile also serves up to 32 tokens.
     if (bucket(i, device).max_m <= 8 && tile.frags_m == 1 && !tile.wgmma && weight.type.bits == 8 &&
-        !weight.has_group_scales())
+        !weight.has_group_scales() && !fits_one_wave(tile, n, weight, act, out, device))
       tile.warps_n = 1, tile.warps_m = 1, tile.tiles_n = 1, tile.stages = 3, tile.stage_k = 256;
     auto c = mma_config_for(tile, weight, act, out, device);
     if (!c) return c.status();

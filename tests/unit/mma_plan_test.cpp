@@ -154,27 +154,33 @@ TEST(MmaPlan, SplitsStayWithinTheCtasTheRegistersLeaveRoomFor) {
 }
 
 // 8-bit codes without group scales decode in one-warp CTAs of 16 rows (3 stages of 256 K) in
-// Hopper's bucket of at most 8 tokens; group-scaled 8-bit codes, other widths and the other
-// architectures' decode bucket (up to 32 tokens) keep the 4-warp decode tile.
-TEST(MmaPlan, UngroupedEightBitCodesDecodeInOneWarpCtas) {
+// Hopper's bucket of at most 8 tokens where the four-warp CTAs would not fit on the GPU at once
+// (N = 28672: 448 CTAs, 396 fit); where they fit (N = 8192: 128 CTAs) they keep four warps.
+// Group-scaled 8-bit codes, other widths and the other architectures' decode bucket (up to 32
+// tokens) keep the 4-warp decode tile.
+TEST(MmaPlan, UngroupedEightBitCodesDecodeInOneWarpCtasWhereFourWarpsOverflowAWave) {
   for (const char* preset : kPresets) {
     const DeviceInfo d = *device_preset(preset);
-    for (const char* spec : {"int8/channel/bf16", "fp8_channel", "uint8/tensor/fp32",
-                             "int8/g128/bf16", "e4m3/b128x128/fp32", "int4/g128/bf16"}) {
-      const WeightFormat f = *WeightFormat::parse(spec);
-      auto plan = plan_mma_gemm(8192, 8192, f, DType::bf16(), DType::bf16(), d);
-      ASSERT_TRUE(plan.ok()) << preset << " " << spec << ": " << plan.status().to_string();
-      const MmaGemmConfig& c = entry_for(*plan, 1).config;
-      const bool one_warp = f.type.bits == 8 && !f.has_group_scales() && c.arch == "sm_90a";
-      EXPECT_EQ(one_warp ? 1 : 4, c.warps_n) << preset << " " << spec << " " << c.to_string();
-      EXPECT_EQ(1, c.warps_m) << preset << " " << spec;
-      if (one_warp) {
-        EXPECT_EQ(256, c.stage_k()) << preset << " " << spec;
-        EXPECT_EQ(3, c.stages) << preset << " " << spec;
+    for (const int64_t n : {8192, 28672}) {
+      for (const char* spec : {"int8/channel/bf16", "fp8_channel", "uint8/tensor/fp32",
+                               "int8/g128/bf16", "e4m3/b128x128/fp32", "int4/g128/bf16"}) {
+        const WeightFormat f = *WeightFormat::parse(spec);
+        auto plan = plan_mma_gemm(n, 8192, f, DType::bf16(), DType::bf16(), d);
+        ASSERT_TRUE(plan.ok()) << preset << " " << spec << ": " << plan.status().to_string();
+        const MmaGemmConfig& c = entry_for(*plan, 1).config;
+        const bool one_warp =
+            f.type.bits == 8 && !f.has_group_scales() && c.arch == "sm_90a" && n == 28672;
+        EXPECT_EQ(one_warp ? 1 : 4, c.warps_n) << preset << " " << spec << " N=" << n << " "
+                                                << c.to_string();
+        EXPECT_EQ(1, c.warps_m) << preset << " " << spec;
+        if (one_warp) {
+          EXPECT_EQ(256, c.stage_k()) << preset << " " << spec;
+          EXPECT_EQ(3, c.stages) << preset << " " << spec;
+        }
+        // The 16-token tile is not affected.
+        EXPECT_EQ(4, entry_for(*plan, 16).config.warps_n * entry_for(*plan, 16).config.warps_m)
+            << preset << " " << spec;
       }
-      // The 16-token tile is not affected.
-      EXPECT_EQ(4, entry_for(*plan, 16).config.warps_n * entry_for(*plan, 16).config.warps_m)
-          << preset << " " << spec;
     }
   }
 }
