@@ -321,12 +321,15 @@ struct MmaGemm {
   // ---- split-K in a cluster (sm_90) --------------------------------------------------------
   //
   // When the K splits of a tile are one thread-block cluster (the host launches gridDim.z CTAs
-  // per cluster, at most 8), each CTA leaves its fp32 partial tile in its own shared memory and
+  // per cluster, at most 8), each CTA leaves its fp32 partial tile in its own (drained) ring and
   // every CTA sums one slice of the tile over the cluster's CTAs, in split order, straight into
   // C: no global partials, no counter, no last-CTA tail. The sum is the one the global fix-up
   // forms (0 + split 0 + split 1 + ...), so the result is the same either way.
   static constexpr int kRedRows = kTilesCta * 16;
-  static constexpr int kRedBytes = kRedRows * kBlockM * 4;
+  static constexpr int kTileStride = kRedRows + 4;  // + 4: the fragment writes hit 32 banks
+  // The warp-specialized tiles sum 8-row pieces of a padded tile; the others element by element
+  // (cluster_sum_and_store says why).
+  static constexpr int kRedBytes = (kWs ? kTileStride : kRedRows) * kBlockM * 4;
   // The partial tile reuses the (drained) ring.
   static constexpr bool kClusterSum = kRedBytes <= Cfg::kStages * kStageBytes;
 
@@ -348,7 +351,6 @@ struct MmaGemm {
   // store) from a short loop; split-K partials go out and come back the same way. H200: ws
   // tiles 2-6% faster (M = 64 .. 1024); the decode tiles lost 1-3% (their main loop compiled
   // to another schedule, 128 -> 95 registers), so they keep the fragment stores.
-  static constexpr int kTileStride = kRedRows + 4;  // + 4: the fragment writes hit 32 banks
   static constexpr bool kStagedTile =
       kWs && kTileStride * kBlockM * 4 <= Cfg::kStages * kStageBytes;
   static constexpr int kPiecesPerToken = kRedRows / 8;

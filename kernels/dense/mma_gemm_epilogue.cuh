@@ -87,29 +87,99 @@ QGEMM_DEVICE void MmaGemm<Cfg>::cluster_sum_and_store(const MmaGemmParams& p, co
                                                       u8* smem, FragC (*acc)[kTN][kFM], int warp_n,
                                                       int warp_m, int lane) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  float* red = reinterpret_cast<float*>(smem);  // [token][row] of the CTA tile
-  __syncthreads();                              // nobody reads the ring any more
-  if (acc != nullptr)
-    for_each_element(0, 0, warp_n, warp_m, lane, [&](int tn, int fm, int i, int row, int token) {
-      red[token * kRedRows + row] = (*acc)[tn][fm].r[i];
-    });
-  cluster_sync();
-  const int ranks = static_cast<int>(cluster_ctas()), rank = static_cast<int>(cluster_rank());
-  const int total = min(kBlockM, p.m - w.m0) * kRedRows;
-  const int per = (total + ranks - 1) / ranks;
-  const int end = min(total, (rank + 1) * per);
+  // NOTE: only the warp-specialized tiles launch as clusters (mma_split_cluster). The others
+  // keep the element-by-element sum, compiled as before: the decode tiles' main loop schedule
+  // depends on what else compiles into the kernel. H200, int4/g128 M = 1 (bench/NOTES.md
+  // "cluster sum by pieces"): with no cluster code at all 13.23 -> 13.62 us at 8192^2 and
+  // 37.0 -> 38.0 at N = 28672 (same session); with the piece-wise sum compiled in, the whole
+  // recipe's decode rows ran 3-5% slower than in the session before.
+  if constexpr (!kWs) {
+    float* red = reinterpret_cast<float*>(smem);  // [token][row] of the CTA tile
+    __syncthreads();                              // nobody reads the ring any more
+    if (acc != nullptr)
+      for_each_element(0, 0, warp_n, warp_m, lane, [&](int tn, int fm, int i, int row, int token) {
+        red[token * kRedRows + row] = (*acc)[tn][fm].r[i];
+      });
+    cluster_sync();
+    const int ranks = static_cast<int>(cluster_ctas()), rank = static_cast<int>(cluster_rank());
+    const int total = min(kBlockM, p.m - w.m0) * kRedRows;
+    const int per = (total + ranks - 1) / ranks;
+    const int end = min(total, (rank + 1) * per);
 #pragma unroll 2
-  for (int e = rank * per + static_cast<int>(threadIdx.x); e < end; e += kThreads) {
-    float part[kMaxClusterSplits];
+    for (int e = rank * per + static_cast<int>(threadIdx.x); e < end; e += kThreads) {
+      float part[kMaxClusterSplits];
 #pragma unroll
-    for (int z = 0; z < kMaxClusterSplits; ++z)
-      part[z] = z < ranks ? load_cluster_f32(red + e, static_cast<u32>(z)) : 0.0f;
-    float sum = 0.0f;
+      for (int z = 0; z < kMaxClusterSplits; ++z)
+        part[z] = z < ranks ? load_cluster_f32(red + e, static_cast<u32>(z)) : 0.0f;
+      float sum = 0.0f;
 #pragma unroll
-    for (int z = 0; z < kMaxClusterSplits; ++z)
-      if (z < ranks) sum += part[z];
-    const int row = w.n_tile0 * 16 + e % kRedRows;
-    if (row < p.n) store(p, row, w.m0 + e / kRedRows, sum);
+      for (int z = 0; z < kMaxClusterSplits; ++z)
+        if (z < ranks) sum += part[z];
+      const int row = w.n_tile0 * 16 + e % kRedRows;
+      if (row < p.n) store(p, row, w.m0 + e / kRedRows, sum);
+    }
+  } else {
+    float* red = reinterpret_cast<float*>(smem);  // [token][kTileStride] partial tile
+    __syncthreads();                              // nobody reads the ring any more
+    if (acc != nullptr)
+      for_each_element(0, 0, warp_n, warp_m, lane, [&](int tn, int fm, int i, int row, int token) {
+        red[token * kTileStride + row] = (*acc)[tn][fm].r[i];
+      });
+    cluster_sync();
+    // NOTE: each CTA sums one slice of the tile's 8-row pieces: two 16-byte loads per piece and
+    // split, the loads of two pieces and two splits in flight before any is added (one DSMEM
+    // round trip per pass), its own split read locally, 16-byte stores of C. Element by element
+    // (one 4-byte remote load each, ~6 round trips per thread) the sum took 3.7 of the 25.0 us
+    // of an H200 int4/g128 8192^2 layer at M = 64 (2 splits; bench/NOTES.md "cluster sum by
+    // pieces").
+    constexpr int kPieces = 2, kSplitsInFlight = 2;
+    const int ranks = static_cast<int>(cluster_ctas()), rank = static_cast<int>(cluster_rank());
+    const int pieces = min(kBlockM, p.m - w.m0) * kPiecesPerToken;
+    const int per = (pieces + ranks - 1) / ranks;
+    const int end = min(pieces, (rank + 1) * per);
+    const bool vec = vector_stores(p);
+    const auto offset = [](int e) {
+      return (e / kPiecesPerToken) * kTileStride + (e % kPiecesPerToken) * 8;
+    };
+    for (int e0 = rank * per + static_cast<int>(threadIdx.x); e0 < end; e0 += kPieces * kThreads) {
+      float v[kPieces][8] = {};
+#pragma unroll 1
+      for (int z0 = 0; z0 < ranks; z0 += kSplitsInFlight) {
+        float4 part[kSplitsInFlight][kPieces][2];
+#pragma unroll
+        for (int b = 0; b < kSplitsInFlight; ++b)
+#pragma unroll
+          for (int j = 0; j < kPieces; ++j) {
+            const int z = z0 + b, e = e0 + j * kThreads;
+            const float* at = red + offset(e);
+            if (z >= ranks || e >= end) {
+              part[b][j][0] = part[b][j][1] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            } else if (z == rank) {
+              part[b][j][0] = reinterpret_cast<const float4*>(at)[0];
+              part[b][j][1] = reinterpret_cast<const float4*>(at)[1];
+            } else {
+              part[b][j][0] = load_cluster_f32x4(at, static_cast<u32>(z));
+              part[b][j][1] = load_cluster_f32x4(at + 4, static_cast<u32>(z));
+            }
+          }
+#pragma unroll
+        for (int b = 0; b < kSplitsInFlight; ++b)  // split order: the global fix-up's sum
+#pragma unroll
+          for (int j = 0; j < kPieces; ++j) {
+            float* x = v[j];
+            const float4 lo = part[b][j][0], hi = part[b][j][1];
+            x[0] += lo.x, x[1] += lo.y, x[2] += lo.z, x[3] += lo.w;
+            x[4] += hi.x, x[5] += hi.y, x[6] += hi.z, x[7] += hi.w;
+          }
+      }
+#pragma unroll
+      for (int j = 0; j < kPieces; ++j) {
+        const int e = e0 + j * kThreads;
+        if (e < end)
+          store_piece(p, w.n_tile0 * 16 + (e % kPiecesPerToken) * 8, w.m0 + e / kPiecesPerToken,
+                      v[j], vec);
+      }
+    }
   }
   cluster_sync();  // no CTA leaves while another still reads its shared memory
 #endif

@@ -41,6 +41,18 @@ QGEMM_DEVICE float load_cluster_f32(const float* p, u32 rank) {
   return v;
 }
 
+/// Four floats at the same shared-memory position as `p` (16-byte aligned) in CTA `rank`.
+QGEMM_DEVICE float4 load_cluster_f32x4(const float* p, u32 rank) {
+  u32 remote;
+  float4 v;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(smem_addr(p)), "r"(rank));
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "r"(remote)
+               : "memory");
+  return v;
+}
+
 #endif
 
 }  // namespace qgemm

@@ -58,13 +58,21 @@ Status JitLayer::prepare(int64_t max_tokens) {
   }
   auto compiled = KernelCache::instance().get_all(wanted);
   kernels_.resize(plan_.buckets.size());
+  cluster_slots_.resize(plan_.buckets.size(), ClusterSlots{});
   bool expand = false;
   for (size_t j = 0; j < used.size(); ++j) {
     if (!compiled[j]) return compiled[j].status();
     auto loaded = load_kernel(*compiled[j], wanted[j]);
     if (!loaded) return loaded.status();
     kernels_[used[j]] = *loaded;
-    expand |= plan_.buckets[used[j]].expand;
+    const JitBucket& b = plan_.buckets[used[j]];
+    expand |= b.expand;
+    for (int z = 2; !b.expand && z <= kMaxClusterSplits; ++z)
+      if (mma_split_cluster(b.config, z) == z) {
+        // A driver that cannot tell leaves the count unknown: the planned splits stand.
+        auto slots = max_active_clusters(*loaded, static_cast<unsigned>(z));
+        cluster_slots_[used[j]][z] = slots.ok() ? *slots : 0;
+      }
   }
   if (expand) {
     if (cublas_workspace_.bytes() == 0) {
@@ -112,8 +120,16 @@ int JitLayer::splits(size_t bucket, int64_t m) const {
   // what really fits. Before prepare() the estimate is an upper bound (more splits, more
   // workspace), so sizes taken then stay large enough.
   const MmaGemmConfig& c = plan_.buckets[bucket].config;
-  return mma_splits(c, m, problem_.n, problem_.k, problem_.device_info, registers(bucket),
-                    programmatic(c));
+  const int splits = mma_splits(c, m, problem_.n, problem_.k, problem_.device_info,
+                                registers(bucket), programmatic(c));
+  return bucket < cluster_slots_.size()
+             ? mma_splits_fitting_clusters(c, splits, grid_x(c) * token_tiles(c, m),
+                                           cluster_slots_[bucket])
+             : splits;
+}
+
+int64_t JitLayer::token_tiles(const MmaGemmConfig& c, int64_t m) const {
+  return (m + c.block_m() - 1) / c.block_m();
 }
 
 bool JitLayer::programmatic(const MmaGemmConfig& c) const {
@@ -133,8 +149,16 @@ size_t JitLayer::mma_workspace_bytes(int64_t m) const {
 
 MmaTailSplit JitLayer::tail_split(size_t bucket, int64_t m) const {
   const MmaGemmConfig& c = plan_.buckets[bucket].config;
-  return mma_tail_split(c, grid_x(c), (m + c.block_m() - 1) / c.block_m(), splits(bucket, m),
-                        c.k_stages(problem_.k), problem_.device_info, registers(bucket));
+  MmaTailSplit tail =
+      mma_tail_split(c, grid_x(c), token_tiles(c, m), splits(bucket, m), c.k_stages(problem_.k),
+                     problem_.device_info, registers(bucket));
+  if (tail.splits > 1 && bucket < cluster_slots_.size()) {
+    tail.splits = mma_splits_fitting_clusters(c, tail.splits,
+                                              (grid_x(c) - tail.main_x) * token_tiles(c, m),
+                                              cluster_slots_[bucket]);
+    if (tail.splits < 2) tail = MmaTailSplit{grid_x(c), 1};
+  }
+  return tail;
 }
 
 int64_t JitLayer::grid_x(const MmaGemmConfig& c) const {

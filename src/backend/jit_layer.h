@@ -45,6 +45,7 @@ class JitLayer final : public PreparedLayer {
   /// and QGEMM_NO_PDL.
   bool programmatic(const MmaGemmConfig& c) const;
   int64_t grid_x(const MmaGemmConfig& c) const;
+  int64_t token_tiles(const MmaGemmConfig& c, int64_t m) const;
   int64_t padded_k() const { return (problem_.k + 7) / 8 * 8; }
   Status run_mma(const LinearArgs& args, size_t bucket) const;
   Status run_expanded(const LinearArgs& args) const;
@@ -55,6 +56,9 @@ class JitLayer final : public PreparedLayer {
   std::shared_ptr<const JitWeights> w_;
   JitKernelPlan plan_;
   std::vector<LoadedKernel> kernels_;  ///< per bucket: the GEMM or the expansion kernel
+  /// Per bucket: clusters of each size its kernel runs at once (0s until prepare(), and for
+  /// kernels that sum no splits in clusters).
+  std::vector<ClusterSlots> cluster_slots_;
   DeviceBuffer counters_, cublas_workspace_;
   mutable std::mutex gemm_mutex_;
   mutable std::map<std::pair<int64_t, bool>, std::shared_ptr<LtGemm>> gemms_;

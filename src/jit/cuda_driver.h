@@ -28,6 +28,7 @@ namespace qgemm {
                                           X(cuEventElapsedTime) X(cuEventDestroy)                  \
                                               X(cuTensorMapEncodeTiled)                            \
                                                   X(cuOccupancyMaxActiveBlocksPerMultiprocessor)   \
+                                                      X(cuOccupancyMaxActiveClusters)              \
                                                       X(cuMemcpy2DAsync) X(cuMemsetD2D16Async)
 
 struct CudaDriver {

@@ -55,6 +55,26 @@ Expected<LoadedKernel> load_kernel(const std::shared_ptr<const CompiledKernel>& 
   return k;
 }
 
+Expected<int> max_active_clusters(const LoadedKernel& kernel, unsigned cluster_z) {
+  auto driver = cuda_driver();
+  if (!driver) return driver.status();
+  CUlaunchAttribute cluster{};
+  cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  cluster.value.clusterDim.x = cluster.value.clusterDim.y = 1;
+  cluster.value.clusterDim.z = cluster_z;
+  CUlaunchConfig config{};
+  config.gridDimX = config.gridDimY = 1;
+  config.gridDimZ = cluster_z;
+  config.blockDimX = static_cast<unsigned>(kernel.threads);
+  config.blockDimY = config.blockDimZ = 1;
+  config.sharedMemBytes = static_cast<unsigned>(kernel.dynamic_smem);
+  config.attrs = &cluster;
+  config.numAttrs = 1;
+  int clusters = 0;
+  QGEMM_CU(*driver, cuOccupancyMaxActiveClusters, &clusters, kernel.function, &config);
+  return clusters;
+}
+
 Expected<LoadedKernel> get_kernel(const KernelSpec& spec) {
   auto compiled = KernelCache::instance().get(spec);
   if (!compiled) return compiled.status();

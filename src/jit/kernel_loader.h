@@ -29,6 +29,9 @@ Expected<LoadedKernel> load_kernel(const std::shared_ptr<const CompiledKernel>& 
 /// Compiles or fetches from the cache, then loads.
 Expected<LoadedKernel> get_kernel(const KernelSpec& spec);
 
+/// How many clusters of `cluster_z` CTAs of `kernel` (grid z neighbours) the device runs at once.
+Expected<int> max_active_clusters(const LoadedKernel& kernel, unsigned cluster_z);
+
 /// Launches with one by-value parameter struct; the CTAs of each `cluster_z` consecutive grid z
 /// indices form one thread-block cluster (sm_90; 1: none; gridDim.z must be a multiple of it).
 /// With `programmatic`, a kernel that allows it (LoadedKernel::programmatic) launches with

@@ -219,6 +219,19 @@ int mma_split_cluster(const MmaGemmConfig& config, int splits) {
              : 1;
 }
 
+int mma_splits_fitting_clusters(const MmaGemmConfig& config, int splits, int64_t tiles,
+                                const ClusterSlots& slots) {
+  static_assert(std::tuple_size_v<ClusterSlots> > kMaxClusterSplits);
+  // NOTE: the H200 runs 66 clusters of 2 CTAs of the ws tiles (one CTA per SM) but fewer than
+  // 32 of 4 (GPCs of 14-18 SMs): the 32 four-split tiles of a 4096^2 layer at M = 64 took 19.8
+  // us against 14.0 for 64 tiles in clusters of two at M = 100 (bench/NOTES.md "clusters that
+  // fit").
+  while (splits > 1 && mma_split_cluster(config, splits) > 1 && slots[splits] > 0 &&
+         tiles > slots[splits])
+    --splits;
+  return splits;
+}
+
 MmaTailSplit mma_tail_split(const MmaGemmConfig& c, int64_t grid_x, int64_t grid_y, int splits,
                             int k_stages, const DeviceInfo& device, int registers) {
   // NOTE: the warp-specialized tiles hold one CTA per SM and are compute-bound, so a partial

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -71,6 +72,16 @@ int mma_splits(const MmaGemmConfig& config, int64_t m, int64_t n, int64_t k,
 /// fix-up).
 /// QGEMM_SPLIT_CLUSTER=0 turns the cluster sum off.
 int mma_split_cluster(const MmaGemmConfig& config, int splits);
+
+/// How many thread-block clusters of s CTAs (index s, 2..kMaxClusterSplits) of one kernel the
+/// device runs at once (the driver's cuOccupancyMaxActiveClusters); 0 where not known.
+using ClusterSlots = std::array<int, 9>;
+
+/// `splits`, lowered until the clusters its K splits form over `tiles` CTA tiles all run at
+/// once (`slots`): a cluster that does not fit waits for a whole cluster's worth of SMs to
+/// finish. Unchanged where the splits are not summed in a cluster or `slots` is not known.
+int mma_splits_fitting_clusters(const MmaGemmConfig& config, int splits, int64_t tiles,
+                                const ClusterSlots& slots);
 
 /// A grid of one-CTA-per-SM tiles that ends in a partial wave runs as two launches: the first
 /// `main_x` CTA columns (whole waves), then the remaining columns with K split `splits` ways

@@ -101,6 +101,52 @@ TEST(MmaGemmGpu, OddShapesWithChannelScales) {
       }
 }
 
+// 8-bit channel codes decode in one-warp CTAs where the four-warp grid overflows one wave of
+// resident CTAs (plan_mma_gemm); the format table's N = 1000 runs four-warp CTAs. Odd N past
+// that point, short K; each case asserts the one-warp tile on Hopper.
+TEST(MmaGemmGpu, EightBitChannelCodesInOneWarpCtasOnWideLayers) {
+  QGEMM_REQUIRE_GPU();
+  const DeviceInfo device = list_devices()[0];
+  const int64_t n = 28000 + 37, k = 520;
+  for (const char* spec : {"int8/channel/bf16", "e4m3/channel/fp32"}) {
+    const WeightFormat wf = *WeightFormat::parse(spec);
+    auto plan = plan_mma_gemm(n, k, wf, DType::bf16(), DType::bf16(), device);
+    ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+    if (device.arch() == "sm_90a") {
+      EXPECT_EQ(1, plan->front().config.warps_n) << spec;
+    }
+    for (int64_t m : {1, 5, 8}) {
+      SCOPED_TRACE(str(spec, " M=", m, " N=", n, " K=", k));
+      auto r = testing::run_and_check(wf, *ActFormat::parse("bf16"), DType::bf16(), m, n, k,
+                                      BackendKind::kJit, 71 + m, true);
+      ASSERT_TRUE(r.ok()) << r.status().to_string();
+      EXPECT_EQ(r->unwritten, 0);
+      EXPECT_EQ(r->cmp.nan_count, 0);
+      EXPECT_LE(r->cmp.rel_frobenius, 5e-3);
+    }
+  }
+}
+
+// Warp-specialized tiles whose K splits form clusters that do not all fit the GPU at once run
+// fewer, fitting splits (4096^2 at M = 64 plans 4 splits of 32 tiles; the H200 runs fewer than
+// 32 clusters of 4), odd cluster sizes included.
+TEST(MmaGemmGpu, ClusterSplitsThatFitTheGpu) {
+  QGEMM_REQUIRE_GPU();
+  struct Case {
+    int64_t m, n, k;
+  };
+  for (const Case& c : {Case{64, 4096, 4096}, Case{40, 4000, 4224}, Case{64, 1024, 8192}}) {
+    SCOPED_TRACE(str("M=", c.m, " N=", c.n, " K=", c.k));
+    auto r =
+        testing::run_and_check(*WeightFormat::parse("int4/g128/bf16"), *ActFormat::parse("bf16"),
+                               DType::bf16(), c.m, c.n, c.k, BackendKind::kJit, 7 + c.m, true);
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    EXPECT_EQ(r->unwritten, 0);
+    EXPECT_EQ(r->cmp.nan_count, 0);
+    EXPECT_LE(r->cmp.rel_frobenius, 5e-3);
+  }
+}
+
 // Large layers, where split-K and many CTAs run.
 TEST(MmaGemmGpu, LlamaSizedLayer) {
   QGEMM_REQUIRE_GPU();

@@ -335,9 +335,9 @@ TEST(MmaGemmConfig, WarpSpecializedKernelsSplitTheirRegisters) {
   EXPECT_EQ(1, testing::count_of(*ptx, "setmaxnreg.dec.sync.aligned.u32"));
   EXPECT_EQ(1, testing::count_of(*ptx, "setmaxnreg.inc.sync.aligned.u32"));
   // The split-K sum in a cluster: both warpgroups pass the cluster barrier (twice each), and the
-  // sum reads the other CTAs' shared memory.
+  // sum reads the other CTAs' shared memory in 16-byte pieces.
   EXPECT_EQ(4, testing::count_of(*ptx, "barrier.cluster.arrive.release"));
-  EXPECT_NE(std::string::npos, ptx->find("ld.shared::cluster.f32"));
+  EXPECT_NE(std::string::npos, ptx->find("ld.shared::cluster.v4.f32"));
 }
 
 // Hopper kernels may launch while the kernel before them finishes (programmatic dependent

@@ -264,6 +264,27 @@ TEST(MmaPlan, SplitClustersOnlyForWarpSpecializedHopperTiles) {
   for (const MmaPlanEntry& e : *ampere) EXPECT_EQ(1, mma_split_cluster(e.config, 4));
 }
 
+// Cluster-summed K splits are lowered until every tile's cluster runs at once (a cluster that
+// does not fit waits for a whole cluster's worth of SMs); unknown slot counts and splits summed
+// through global memory are left alone.
+TEST(MmaPlan, ClusterSplitsLoweredUntilTheirClustersFit) {
+  const WeightFormat f = *WeightFormat::parse("int4/g128/bf16");
+  auto hopper = plan_mma_gemm(4096, 4096, f, DType::bf16(), DType::bf16(), *device_preset("h200"));
+  ASSERT_TRUE(hopper.ok());
+  const MmaGemmConfig& ws = entry_for(*hopper, 64).config;
+  ASSERT_TRUE(ws.warp_specialized);
+  ClusterSlots slots{};
+  slots[2] = 66, slots[3] = 44, slots[4] = 31;
+  EXPECT_EQ(3, mma_splits_fitting_clusters(ws, 4, 32, slots)) << "32 clusters of 4, 31 fit";
+  EXPECT_EQ(4, mma_splits_fitting_clusters(ws, 4, 31, slots));
+  EXPECT_EQ(2, mma_splits_fitting_clusters(ws, 4, 60, slots));
+  EXPECT_EQ(1, mma_splits_fitting_clusters(ws, 2, 70, slots)) << "not even pairs fit";
+  EXPECT_EQ(5, mma_splits_fitting_clusters(ws, 5, 200, slots)) << "slots of 5 unknown";
+  EXPECT_EQ(4, mma_splits_fitting_clusters(ws, 4, 32, ClusterSlots{})) << "nothing known";
+  EXPECT_EQ(4, mma_splits_fitting_clusters(entry_for(*hopper, 1).config, 4, 1000, slots))
+      << "decode tiles sum splits in global memory";
+}
+
 // The expansion + cuBLAS hand-off by code width on Hopper (wider codes are dearer per token in
 // the ws tiles; 6-bit codes stay up to 512 where the large bucket holds 128 tokens of them, not
 // with groups shorter than their 128-K unit; 8-bit codes with group scales leave at 385), the
