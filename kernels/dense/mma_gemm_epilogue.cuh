@@ -93,15 +93,16 @@ QGEMM_DEVICE void MmaGemm<Cfg>::cluster_sum_and_store(const MmaGemmParams& p, co
   // "cluster sum by pieces"): with no cluster code at all 13.23 -> 13.62 us at 8192^2 and
   // 37.0 -> 38.0 at N = 28672 (same session); with the piece-wise sum compiled in, the whole
   // recipe's decode rows ran 3-5% slower than in the session before.
+  constexpr int kStride = kWs ? kTileStride : kRedRows;
+  float* red = reinterpret_cast<float*>(smem);  // [token][kStride] partial tile
+  __syncthreads();                              // nobody reads the ring any more
+  if (acc != nullptr)
+    for_each_element(0, 0, warp_n, warp_m, lane, [&](int tn, int fm, int i, int row, int token) {
+      red[token * kStride + row] = (*acc)[tn][fm].r[i];
+    });
+  cluster_sync();
+  const int ranks = static_cast<int>(cluster_ctas()), rank = static_cast<int>(cluster_rank());
   if constexpr (!kWs) {
-    float* red = reinterpret_cast<float*>(smem);  // [token][row] of the CTA tile
-    __syncthreads();                              // nobody reads the ring any more
-    if (acc != nullptr)
-      for_each_element(0, 0, warp_n, warp_m, lane, [&](int tn, int fm, int i, int row, int token) {
-        red[token * kRedRows + row] = (*acc)[tn][fm].r[i];
-      });
-    cluster_sync();
-    const int ranks = static_cast<int>(cluster_ctas()), rank = static_cast<int>(cluster_rank());
     const int total = min(kBlockM, p.m - w.m0) * kRedRows;
     const int per = (total + ranks - 1) / ranks;
     const int end = min(total, (rank + 1) * per);
@@ -119,13 +120,6 @@ QGEMM_DEVICE void MmaGemm<Cfg>::cluster_sum_and_store(const MmaGemmParams& p, co
       if (row < p.n) store(p, row, w.m0 + e / kRedRows, sum);
     }
   } else {
-    float* red = reinterpret_cast<float*>(smem);  // [token][kTileStride] partial tile
-    __syncthreads();                              // nobody reads the ring any more
-    if (acc != nullptr)
-      for_each_element(0, 0, warp_n, warp_m, lane, [&](int tn, int fm, int i, int row, int token) {
-        red[token * kTileStride + row] = (*acc)[tn][fm].r[i];
-      });
-    cluster_sync();
     // NOTE: each CTA sums one slice of the tile's 8-row pieces: two 16-byte loads per piece and
     // split, the loads of two pieces and two splits in flight before any is added (one DSMEM
     // round trip per pass), its own split read locally, 16-byte stores of C. Element by element
@@ -133,7 +127,6 @@ QGEMM_DEVICE void MmaGemm<Cfg>::cluster_sum_and_store(const MmaGemmParams& p, co
     // of an H200 int4/g128 8192^2 layer at M = 64 (2 splits; bench/NOTES.md "cluster sum by
     // pieces").
     constexpr int kPieces = 2, kSplitsInFlight = 2;
-    const int ranks = static_cast<int>(cluster_ctas()), rank = static_cast<int>(cluster_rank());
     const int pieces = min(kBlockM, p.m - w.m0) * kPiecesPerToken;
     const int per = (pieces + ranks - 1) / ranks;
     const int end = min(pieces, (rank + 1) * per);

@@ -32,23 +32,29 @@ QGEMM_DEVICE void cluster_sync() {
           : "memory");
 }
 
+/// The shared::cluster address of `p`'s position in the shared memory of the CTA of rank `rank`.
+QGEMM_DEVICE u32 cluster_address(const void* p, u32 rank) {
+  u32 remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(smem_addr(p)), "r"(rank));
+  return remote;
+}
+
 /// The float at the same shared-memory position as `p` in the CTA of cluster rank `rank`.
 QGEMM_DEVICE float load_cluster_f32(const float* p, u32 rank) {
-  u32 remote;
   float v;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(smem_addr(p)), "r"(rank));
-  asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(remote) : "memory");
+  asm volatile("ld.shared::cluster.f32 %0, [%1];\n"
+               : "=f"(v)
+               : "r"(cluster_address(p, rank))
+               : "memory");
   return v;
 }
 
 /// Four floats at the same shared-memory position as `p` (16-byte aligned) in CTA `rank`.
 QGEMM_DEVICE float4 load_cluster_f32x4(const float* p, u32 rank) {
-  u32 remote;
   float4 v;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(smem_addr(p)), "r"(rank));
   asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
                : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-               : "r"(remote)
+               : "r"(cluster_address(p, rank))
                : "memory");
   return v;
 }

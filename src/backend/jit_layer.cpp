@@ -90,7 +90,7 @@ Status JitLayer::prepare(int64_t max_tokens) {
   int64_t tiles = 1;
   for (size_t i : used) {
     const MmaGemmConfig& c = plan_.buckets[i].config;
-    tiles = std::max<int64_t>(tiles, grid_x(c) * ((max_tokens + c.block_m() - 1) / c.block_m()));
+    tiles = std::max<int64_t>(tiles, grid_x(c) * token_tiles(c, max_tokens));
   }
   if (counters_.bytes() < size_t(tiles) * 4) {
     auto counters = DeviceBuffer::allocate(tiles * 4);
@@ -245,7 +245,7 @@ Status JitLayer::run_mma(const LinearArgs& args, size_t bucket) const {
   p.k_units = w_->k_units;
   p.groups = w_->groups;
   p.k_stages = k_stages;
-  const unsigned grid_y = static_cast<unsigned>((args.m + c.block_m() - 1) / c.block_m());
+  const unsigned grid_y = static_cast<unsigned>(token_tiles(c, args.m));
   const MmaTailSplit tail = tail_split(bucket, args.m);
   if (tail.splits > 1) {
     // Whole waves first, then the last wave's columns with K split over the idle SMs.
