@@ -146,11 +146,15 @@ int run_plan(const PlanOptions& o) {
       // shared-memory and thread bound only, and the line says so.
       const std::string regs =
           registers > 0 ? str(registers, " registers") : std::string("registers unknown");
+      // NOTE: how many clusters run at once only the driver says (cuOccupancyMaxActiveClusters,
+      // which JitLayer::prepare asks); where fewer fit than the tiles, a run lowers the splits.
       std::printf(
           " (%lld CTAs on %d SMs, %d K splits%s, %d B shared, %s, up to %d CTAs/SM: %.2f waves%s)",
           (long long)ctas, p.device_info.multiprocessors, splits,
-          mma_split_cluster(c, splits) > 1 ? " summed in a cluster" : "", c.smem_bytes(),
-          regs.c_str(), per_sm, waves, programmatic ? ", programmatic launch" : "");
+          mma_split_cluster(c, splits) > 1
+              ? " summed in a cluster, fewer where the GPU runs fewer such clusters at once"
+              : "",
+          c.smem_bytes(), regs.c_str(), per_sm, waves, programmatic ? ", programmatic launch" : "");
       const MmaTailSplit tail =
           mma_tail_split(c, grid_x, grid_y, splits, c.k_stages(o.k), p.device_info, registers);
       if (tail.splits > 1)
