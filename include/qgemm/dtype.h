@@ -88,6 +88,11 @@ double decode(DType type, uint32_t code);
 /// The code nearest to `x` (ties to even), saturating or rounding to inf as documented on DType.
 uint32_t encode(DType type, double x);
 
+/// encode(), except that values beyond the largest finite value of a float type take that value
+/// (with their sign) instead of inf: the conversion quantizers use. A power-of-two (ue8m0) scale
+/// chosen by the OCP MX rule leaves block maxima up to 2^(emax+1), past e5m2's 57344.
+uint32_t encode_saturating(DType type, double x);
+
 /// `x` rounded to the nearest value of `type`: decode(type, encode(type, x)).
 double round_to(DType type, double x);
 

@@ -234,6 +234,12 @@ uint32_t encode(DType t, double x) {
 
 double round_to(DType t, double x) { return decode(t, encode(t, x)); }
 
+uint32_t encode_saturating(DType t, double x) {
+  if (t.type_class == TypeClass::kFloat && std::isfinite(x))
+    x = std::clamp(x, -t.max_value(), t.max_value());
+  return encode(t, x);
+}
+
 bool represents_exactly(DType wide, DType narrow) {
   if (wide == narrow) return true;
   if (narrow.bits <= 8) {

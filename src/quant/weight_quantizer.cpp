@@ -74,7 +74,7 @@ Expected<QuantizedWeight> quantize_weights(const HostValues& w, int64_t experts,
     parallel_for(experts * n, 64, [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r)
         for (int64_t c = 0; c < k; ++c)
-          q.set_code(r / n, r % n, c, encode(format.type, w.at(r * k + c)));
+          q.set_code(r / n, r % n, c, encode_saturating(format.type, w.at(r * k + c)));
     });
     return q;
   }
@@ -120,7 +120,7 @@ Expected<QuantizedWeight> quantize_weights(const HostValues& w, int64_t experts,
         const int64_t si = q.scale_index(e, row, c);
         double x = w.at(r * k + c) / (double(q.scales[si]) * global);
         if (format.has_zero_points()) x += q.zeros[si];
-        q.set_code(e, row, c, encode(format.type, x));
+        q.set_code(e, row, c, encode_saturating(format.type, x));
       }
     }
   });

@@ -111,6 +111,17 @@ TEST(DTypeEncode, SaturatesWithoutInfinity) {
   EXPECT_EQ(0x80u, encode(DType::int_bits(8), -128.4));
 }
 
+// What quantizers use: IEEE-like types clamp to their largest finite value instead of inf.
+TEST(DTypeEncode, SaturatingEncodeNeverGivesInfinity) {
+  EXPECT_EQ(0x7bu, encode_saturating(DType::e5m2(), 65536.0)) << "57344 is e5m2's largest";
+  EXPECT_EQ(0xfbu, encode_saturating(DType::e5m2(), -1e9));
+  EXPECT_EQ(0x7bffu, encode_saturating(DType::fp16(), 1e6));
+  EXPECT_EQ(0x7eu, encode_saturating(DType::e4m3(), 1e30));
+  EXPECT_EQ(encode(DType::e5m2(), 3.0), encode_saturating(DType::e5m2(), 3.0));
+  EXPECT_EQ(0x7fu, encode_saturating(DType::int_bits(8), 1e9));
+  EXPECT_TRUE(std::isnan(decode(DType::e5m2(), encode_saturating(DType::e5m2(), std::nan("")))));
+}
+
 TEST(DTypeEncode, IeeeTypesRoundToInfinityPastMaxPlusHalfUlp) {
   // e5m2: max 57344, ulp 8192 there; 61440 is the midpoint to the next (infinite) step.
   EXPECT_EQ(0x7bu, encode(DType::e5m2(), 61439.0));

@@ -38,6 +38,7 @@ const WeightCase kCases[] = {
     {"uint4/g64/bf16/zp_fp16", 1.0f, 0.07, 0.11},
     {"e3m2/g32/ue8m0", 1.0f, 0.043, 0.068},
     {"e5m2/tensor/fp32", 1.0f, 0.042, 0.065},
+    {"e5m2/g32/ue8m0", 1.0f, 0.044, 0.068},  // block maxima reach 2^16 > 57344: they saturate
     {"int8", 25.0f, 0.009, 0.015},  // no scale: codes are the values, so spread them over int8
     {"int4/g32/ue8m0", 1.0f, 0.11, 0.18},
     {"int4/g32/bf16/global", 1.0f, 0.075, 0.12},
