@@ -30,6 +30,11 @@
 namespace qgemm {
 namespace mma_layout {
 
+/// K extent of the single scale group per row that channel and tensor scales take when the
+/// format has zero points: zero points live in the group tables, so such a layer runs as one
+/// group spanning the whole row (a power of two, so every stage size divides it; K up to it).
+inline constexpr int kWholeRowGroupK = 1 << 20;
+
 /// Mma k-steps per unit: the fewest (at least 4) that fill whole 16-byte vectors per lane.
 QGEMM_HOST_DEVICE constexpr int unit_steps(int bits) {
   return (bits == 4 || bits == 8) ? 4 : (bits == 2 || bits == 6) ? 8 : 16;

@@ -9,6 +9,7 @@
 #include "jit/dequantize_kernel.h"
 #include "jit/kernel_loader.h"
 #include "jit/nvrtc_library.h"
+#include "plan/mma_gemm_policy.h"
 
 namespace qgemm {
 namespace {
@@ -131,6 +132,9 @@ class QdqBackend final : public Backend {
     if (p.act.is_quantized())
       return Support::no(str("activations ", p.act.to_string(),
                              ": qdq dequantizes weights only and needs fp16/bf16 activations"));
+    if (!cublaslt_has_gemm(p.act.type, p.out))
+      return Support::no(str("cuBLASLt has no ", p.act.type.name(), " x ", p.act.type.name(),
+                             " -> ", p.out.name(), " GEMM"));
     if (auto nvrtc = nvrtc_library(); !nvrtc) return Support::no(nvrtc.status().message());
     if (p.runtime_checks)
       if (auto lt = cublaslt_library(); !lt) return Support::no(lt.status().message());

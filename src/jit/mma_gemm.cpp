@@ -41,8 +41,10 @@ MmaGemmConfig MmaGemmConfig::from_format(const WeightFormat& w, DType act, DType
   }
   c.zero_table = w.has_zero_points();
   c.float_zero = w.zero_point == ZeroPointKind::kFloat;
-  if (w.has_group_scales()) {
-    c.group_k = w.group_k;
+  // Channel or tensor scales with zero points: one group spanning the row (pack_mma does the
+  // same), since zero points live in the group tables.
+  if (w.has_group_scales() || w.has_zero_points()) {
+    c.group_k = w.has_group_scales() ? w.group_k : mma_layout::kWholeRowGroupK;
     c.scale_table = mma_scale_table_type(w.scale_type);
   }
   return c;
@@ -114,7 +116,10 @@ std::string MmaGemmConfig::to_string() const {
   std::string codec = str(kinds[code_kind < 0 || code_kind > 2 ? 0 : code_kind], bits);
   if (code_kind == 2) codec = str("e", exp_bits, "m", man_bits);
   return str(codec, zero_table ? (float_zero ? "/fzp" : "/zp") : "",
-             group_k ? str("/g", group_k, ":", scale_table.name()) : std::string(), " ", act.name(),
+             group_k == mma_layout::kWholeRowGroupK ? str("/row:", scale_table.name())
+             : group_k                              ? str("/g", group_k, ":", scale_table.name())
+                                                    : std::string(),
+             " ", act.name(),
              "->", out.name(), " ", tiling(), " ", arch);
 }
 

@@ -81,13 +81,17 @@ Expected<MmaPackedWeight> pack_mma(const QuantizedWeight& w, int64_t expert, DTy
   p.n_tiles = static_cast<int>((w.n + 15) / 16);
   const int unit_k = mma_layout::unit_k(p.bits);
   p.k_units = static_cast<int>((w.k + unit_k - 1) / unit_k);
-  const bool grouped = f.has_group_scales();
-  if (f.has_zero_points() && !grouped)
-    return unsupported(str("pack_mma: ", f.to_string(),
-                           ": zero points need group or block scales in the mma layout"));
+  // Zero points live in the group tables: channel and tensor scales with zero points become
+  // one group spanning the row (mma_layout::kWholeRowGroupK).
+  const bool whole_row = f.has_zero_points() && !f.has_group_scales();
+  const bool grouped = f.has_group_scales() || whole_row;
+  if (whole_row && int64_t(p.k_units) * unit_k > mma_layout::kWholeRowGroupK)
+    return unsupported(str("pack_mma: ", f.to_string(), ": K=", w.k,
+                           " is longer than the mma layout's whole-row group (",
+                           mma_layout::kWholeRowGroupK, ") that holds its zero points"));
   if (grouped) {
-    p.group_k = f.group_k;
-    p.groups = static_cast<int>((int64_t(p.k_units) * unit_k + f.group_k - 1) / f.group_k);
+    p.group_k = whole_row ? mma_layout::kWholeRowGroupK : f.group_k;
+    p.groups = static_cast<int>((int64_t(p.k_units) * unit_k + p.group_k - 1) / p.group_k);
   }
   p.codes.assign(int64_t(p.n_tiles) * p.k_units * mma_layout::unit_bytes(p.bits) / 4, 0u);
 
@@ -117,10 +121,10 @@ Expected<MmaPackedWeight> pack_mma(const QuantizedWeight& w, int64_t expert, DTy
     const bool float_zero = f.zero_point == ZeroPointKind::kFloat;
     if (f.has_zero_points())
       p.zeros.assign(int64_t(p.n_tiles) * p.groups * 8 * (float_zero ? 2 : 1), 0u);
-    const int64_t real_groups = w.k / f.group_k;
+    const int64_t real_groups = whole_row ? 1 : w.k / f.group_k;
     for (int64_t row = 0; row < w.n; ++row)
       for (int64_t gi = 0; gi < real_groups; ++gi) {
-        const int64_t si = w.scale_index(expert, row, gi * f.group_k);
+        const int64_t si = w.scale_index(expert, row, whole_row ? 0 : gi * f.group_k);
         const int64_t at = (row / 16 * p.groups + gi) * 8 + row % 8;
         const bool upper = (row % 16) >= 8;
         if (words_per_pair == 2) {
@@ -137,15 +141,15 @@ Expected<MmaPackedWeight> pack_mma(const QuantizedWeight& w, int64_t expert, DTy
         }
       }
   }
-  // Channel, tensor and global scales: one fp32 factor per row, applied after the MMA.
-  const bool row_factor =
-      f.scale_kind == ScaleKind::kChannel || f.scale_kind == ScaleKind::kTensor || f.global_scale;
-  if (row_factor) {
+  // Channel, tensor (without zero points) and global scales: one fp32 factor per row, applied
+  // after the MMA.
+  const bool row_scales =
+      (f.scale_kind == ScaleKind::kChannel || f.scale_kind == ScaleKind::kTensor) && !whole_row;
+  if (row_scales || f.global_scale) {
     p.row_scale.assign(w.n, 1.0f);
     for (int64_t row = 0; row < w.n; ++row) {
       double factor = 1;
-      if (f.scale_kind == ScaleKind::kChannel || f.scale_kind == ScaleKind::kTensor)
-        factor *= w.scales[w.scale_index(expert, row, 0)];
+      if (row_scales) factor *= w.scales[w.scale_index(expert, row, 0)];
       if (f.global_scale) factor *= w.global[expert];
       p.row_scale[row] = static_cast<float>(factor);
     }

@@ -313,9 +313,11 @@ Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& wei
        (c.group_k > 0 && c.group_k < c.unit_k()) || c.float_zero))
     c.frags_m = 8;
   // NOTE: the copy warpgroup of warp-specialized tiles holds every copy source of a stage in
-  // its 104-120 registers: 256-K stages of 8-bit codes or float zero points spill there
+  // its 104-120 registers: 256-K stages of 8-bit codes, of float zero points or of zero points
+  // in a whole-row group (channel / tensor scales, one partial set: 104 registers) spill there
   // (`qgemm jit check`), so those keep 128-K stages.
-  if (c.warp_specialized && (words > 4 || c.float_zero))
+  if (c.warp_specialized &&
+      (words > 4 || c.float_zero || (c.zero_table && c.group_k == mma_layout::kWholeRowGroupK)))
     while (c.stage_k() > 128 && c.units_per_stage > 1) c.units_per_stage /= 2;
   // NOTE: a warp-specialized stage of exactly one scale group becomes two groups in half as
   // many stages where each group can keep its own partial sums (kPartSets in mma_gemm.cuh: up to

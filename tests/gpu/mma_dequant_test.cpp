@@ -57,6 +57,8 @@ const DequantCase kCases[] = {
     {"int7/g128/bf16", "bf16", 1000, 1152},
     {"uint8/g128/bf16/zp", "bf16", 1000, 1152},
     {"int8/b64x128/e4m3", "fp16", 1000, 1536},
+    {"uint4/channel/bf16/zp", "bf16", 1000, 1001},
+    {"uint6/tensor/fp32/zp_fp32", "fp16", 999, 1000},
 };
 
 constexpr uint16_t kPoison = 0xffff;  // a NaN the kernel never writes (it rounds to 0x7fff)

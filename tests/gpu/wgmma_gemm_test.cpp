@@ -36,7 +36,7 @@ const Tile kTiles[] = {
 const int64_t kTokens[] = {1, 7, 64, 118, 1000};
 const char* const kWeightSpecs[] = {
     "int4/g128/bf16", "uint4/g128/fp16/zp",     "int8/channel/bf16",    "e2m1/g32/ue8m0",
-    "int3/g128/bf16", "uint4/g64/bf16/zp_bf16", "e2m1/g16/e4m3/global",
+    "int3/g128/bf16", "uint4/g64/bf16/zp_bf16", "e2m1/g16/e4m3/global", "uint4/channel/fp16/zp",
 };
 constexpr int kH200SmemPerBlock = 227 * 1024;
 

@@ -21,6 +21,13 @@ bool grouped(const WeightFormat& f) {
   return f.scale_kind == ScaleKind::kGroup || f.scale_kind == ScaleKind::kBlock;
 }
 
+// The K extent of the packed scale tables' groups: the format's groups, one group spanning the
+// row for channel or tensor scales with zero points, 0 where there are no tables.
+int64_t table_group_k(const WeightFormat& f) {
+  if (grouped(f)) return f.group_k;
+  return f.has_zero_points() ? mma_layout::kWholeRowGroupK : 0;
+}
+
 // A weight of `f` with random codes, scales (exact in the scale type, inside fp16's normal range),
 // zero points and global scales, reproducible from `seed`.
 QuantizedWeight random_weight(const WeightFormat& f, int64_t experts, int64_t n, int64_t k,
@@ -72,7 +79,9 @@ std::vector<std::string> all_weight_specs() {
                              "/channel/bf16", "/channel/fp32/global", "/tensor/fp32"})
       specs.push_back(str("int", b, tail));
     for (const char* tail : {"", "/g64/fp16", "/g32/bf16/zp", "/g128/fp16/zp_fp32",
-                             "/g32/ue8m0/zp_bf16", "/b32x32/fp16/zp", "/channel/fp16"})
+                             "/g32/ue8m0/zp_bf16", "/b32x32/fp16/zp", "/channel/fp16",
+                             "/channel/fp16/zp", "/tensor/fp32/zp_fp32",
+                             "/channel/bf16/zp_bf16/global"})
       specs.push_back(str("uint", b, tail));
   }
   for (const char* type : {"e2m1", "e2m3", "e3m2", "e4m3", "e5m2"})
@@ -117,9 +126,10 @@ TEST_P(MmaPackRoundTrip, UnpackGivesBackCodesScalesZerosAndRowFactors) {
                         << ", want " << w.code(1, row, col);
     EXPECT_EQ(0, wrong);
 
-    if (grouped(f)) {
-      EXPECT_EQ(f.group_k, p.group_k);
-      EXPECT_EQ((int64_t(p.k_units) * unit_k + f.group_k - 1) / f.group_k, p.groups);
+    if (const int64_t gk = table_group_k(f); gk > 0) {
+      const int64_t real_groups = grouped(f) ? k / gk : 1;
+      EXPECT_EQ(gk, p.group_k);
+      EXPECT_EQ((int64_t(p.k_units) * unit_k + gk - 1) / gk, p.groups);
       // Scale tables hold the scale type exactly: fp16 for fp16/e4m3/e5m2, bf16 for
       // bf16/ue8m0, two words per pair for fp32.
       EXPECT_EQ(mma_scale_table_type(f.scale_type), p.scale_type);
@@ -130,20 +140,20 @@ TEST_P(MmaPackRoundTrip, UnpackGivesBackCodesScalesZerosAndRowFactors) {
                 p.zeros.size());
       for (int64_t row = 0; row < int64_t(p.n_tiles) * 16; ++row)
         for (int64_t g = 0; g < p.groups; ++g) {
-          if (row >= n || g >= k / f.group_k) {  // padding holds zeros
-            EXPECT_EQ(0.0, unpack_mma_scale(p, row, g * f.group_k))
+          if (row >= n || g >= real_groups) {  // padding holds zeros
+            EXPECT_EQ(0.0, unpack_mma_scale(p, row, g * gk))
                 << "row " << row << " group " << g;
             if (f.has_zero_points()) {
-              EXPECT_EQ(0.0, unpack_mma_zero(p, row, g * f.group_k));
+              EXPECT_EQ(0.0, unpack_mma_zero(p, row, g * gk));
             }
             continue;
           }
-          const int64_t si = w.scale_index(1, row, g * f.group_k);
-          ASSERT_EQ(double(w.scales[si]), unpack_mma_scale(p, row, g * f.group_k + 5))
+          const int64_t si = w.scale_index(1, row, g * gk);
+          ASSERT_EQ(double(w.scales[si]), unpack_mma_scale(p, row, g * gk + 5))
               << "row " << row << " group " << g;
           if (!f.has_zero_points()) continue;
           // Integer zero points are exact in the half table; float ones are kept as fp32.
-          const double z = unpack_mma_zero(p, row, g * f.group_k);
+          const double z = unpack_mma_zero(p, row, g * gk);
           ASSERT_EQ(double(w.zeros[si]), z) << "row " << row << " group " << g;
           if (f.zero_point == ZeroPointKind::kInteger) {
             ASSERT_EQ(w.zeros[si], z);
@@ -156,12 +166,11 @@ TEST_P(MmaPackRoundTrip, UnpackGivesBackCodesScalesZerosAndRowFactors) {
       EXPECT_EQ(1.0, unpack_mma_scale(p, 0, 0));
     }
 
-    const bool row_factor =
-        f.scale_kind == ScaleKind::kChannel || f.scale_kind == ScaleKind::kTensor || f.global_scale;
-    ASSERT_EQ(row_factor ? size_t(n) : 0, p.row_scale.size());
+    const bool row_scales = !grouped(f) && f.has_scales() && !f.has_zero_points();
+    ASSERT_EQ(row_scales || f.global_scale ? size_t(n) : 0, p.row_scale.size());
     for (int64_t row = 0; row < int64_t(p.row_scale.size()); ++row) {
       double want = f.global_scale ? w.global[1] : 1.0;
-      if (!grouped(f)) want *= w.scales[w.scale_index(1, row, 0)];
+      if (row_scales) want *= w.scales[w.scale_index(1, row, 0)];
       ASSERT_EQ(static_cast<float>(want), p.row_scale[row]) << "row " << row;
     }
   }
@@ -376,16 +385,21 @@ TEST(MmaPackTables, FloatZeroPointsKeepFullPrecision) {
       EXPECT_EQ(double(w.zeros[w.scale_index(0, row, col)]), unpack_mma_zero(*p, row, col));
 }
 
-// The layout keeps zero points only in group tables: channel or tensor zero points cannot be
-// packed, and must not be dropped silently.
-TEST(MmaPackErrors, ZeroPointsWithoutGroupScales) {
+// Zero points live in the group tables: channel or tensor scales with zero points pack as one
+// group spanning the row, which must still hold every column's scale and zero point.
+TEST(MmaPackTables, ZeroPointsWithChannelScalesSpanTheRow) {
   for (const char* spec : {"uint4/channel/fp16/zp", "uint8/tensor/fp32/zp_fp16"}) {
-    const QuantizedWeight w = random_weight(*WeightFormat::parse(spec), 1, 16, 64, 1);
+    const QuantizedWeight w = random_weight(*WeightFormat::parse(spec), 1, 16, 200, 1);
     auto p = pack_mma(w, 0, DType::bf16());
-    ASSERT_FALSE(p.ok()) << spec;
-    EXPECT_EQ(ErrorCode::kUnsupported, p.status().code()) << spec;
-    EXPECT_NE(std::string::npos, p.status().message().find("zero points")) << p.status().message();
-    EXPECT_NE(std::string::npos, p.status().message().find(spec)) << p.status().message();
+    ASSERT_TRUE(p.ok()) << spec << ": " << p.status().to_string();
+    EXPECT_EQ(1, p->groups) << spec;
+    EXPECT_TRUE(p->row_scale.empty()) << spec << ": the scale is in the table, not a row factor";
+    for (int64_t row = 0; row < 16; ++row)
+      for (int64_t col : {0, 63, 199}) {
+        const int64_t si = w.scale_index(0, row, col);
+        EXPECT_EQ(double(w.scales[si]), unpack_mma_scale(*p, row, col)) << spec << " row " << row;
+        EXPECT_EQ(double(w.zeros[si]), unpack_mma_zero(*p, row, col)) << spec << " row " << row;
+      }
   }
 }
 

@@ -66,6 +66,29 @@ TEST(Router, GroupSizesTheKernelsCannotTileGoToQdq) {
       << answer_of(*r, BackendKind::kJit);
 }
 
+// Channel or tensor scales with zero points run on the jit kernels (one scale group spanning the
+// row); qdq cannot take mixed half types (cuBLASLt has no bf16 x bf16 -> fp16), so a layer jit
+// declines goes to the CPU there instead of failing in prepare().
+TEST(Router, ZeroPointsWithChannelScalesAndMixedHalvesFindABackend) {
+  for (const char* w : {"uint4/channel/fp16/zp", "uint7/tensor/fp32/zp_fp32"})
+    for (const char* out : {"bf16", "fp16"}) {
+      SCOPED_TRACE(str(w, " -> ", out));
+      auto r = route(problem(w, "bf16", 1780, 1568, "sm_90a", out), BackendKind::kAuto);
+      ASSERT_TRUE(r.ok()) << r.status().message();
+      EXPECT_EQ(r->chosen->kind(), BackendKind::kJit) << r->explain();
+    }
+  auto mixed = route(problem("int4/g48/bf16", "bf16", 704, 1440, "sm_90a", "fp16"),
+                     BackendKind::kAuto);
+  ASSERT_TRUE(mixed.ok());
+  EXPECT_EQ(mixed->chosen->kind(), BackendKind::kCpu) << mixed->explain();
+  EXPECT_NE(answer_of(*mixed, BackendKind::kQdq).find("bf16 x bf16 -> fp16"), std::string::npos)
+      << answer_of(*mixed, BackendKind::kQdq);
+  auto same = route(problem("int4/g48/bf16", "bf16", 704, 1440, "sm_90a", "bf16"),
+                    BackendKind::kAuto);
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(same->chosen->kind(), BackendKind::kQdq) << same->explain();
+}
+
 TEST(Router, OldGpusAndHostLayersDeclineTheGpuBackends) {
   LayerProblem old = problem("int4/g128/bf16", "bf16", 1024, 1024, "sm_80");
   old.device_info.sm_major = 7;

@@ -39,7 +39,8 @@ constexpr CheckFormat kCheckFormats[] = {
     {"e4m3/b128x128/fp32", "bf16", "fp32"},     {"e5m2/g128/bf16", "bf16", "bf16"},
     {"e3m2/g32/ue8m0", "bf16", "bf16"},         {"uint8/g128/bf16/zp", "bf16", "bf16"},
     {"int5/g64/bf16", "bf16", "bf16"},          {"int7/g128/bf16", "bf16", "bf16"},
-    {"uint4/g64/fp16/zp_fp16", "fp16", "fp16"},
+    {"uint4/g64/fp16/zp_fp16", "fp16", "fp16"}, {"uint4/channel/fp16/zp", "bf16", "fp16"},
+    {"uint7/tensor/fp32/zp_fp32", "fp16", "bf16"},
 };
 // Weight types of the dequantization kernels `jit check` compiles (signed, unsigned, float).
 constexpr const char* kCheckDequant[] = {"int4/g128/bf16", "uint8/g128/bf16/zp", "int3/g128/bf16",
