@@ -182,10 +182,13 @@ Comparison compare(const std::vector<double>& reference, const std::vector<doubl
   return c;
 }
 
-double tolerance_for(DType output) {
+double tolerance_for(DType output, DType act) {
   if (output == DType::bf16()) return 5e-3;
   if (output == DType::fp16()) return 2e-3;
-  return 1e-5;
+  // NOTE: a weight rounded to the activation type is off by up to half an ulp: 2^-12 relative in
+  // fp16, 2^-9 in bf16. H200 format sweep (session 18), fp32 output: up to 2.2e-4 with fp16
+  // activations (hand-off of uint8/g16) and 1.8e-3 with bf16 (float zero points, uint2/g512).
+  return act == DType::fp16() ? 5e-4 : 3e-3;
 }
 
 }  // namespace qgemm

@@ -234,7 +234,7 @@ Expected<TuneResult> autotune(const TuneOptions& o) {
         QGEMM_RETURN_IF_ERROR(c_buf->download(bytes.data(), bytes.size()));
         const auto values = decode_output(o.out, bytes);
         const Comparison cmp = compare(*ref, pick_rows(values, rows, o.n));
-        if (cmp.nan_count > 0 || !(cmp.rel_frobenius <= tolerance_for(o.out))) {
+        if (cmp.nan_count > 0 || !(cmp.rel_frobenius <= tolerance_for(o.out, o.act.type))) {
           r.errors.push_back(str(is_heuristic ? "heuristic plan" : r.candidates[ci].name,
                                  " at M=", m, ": wrong result (rel. error ", cmp.rel_frobenius,
                                  ", ", cmp.nan_count, " NaN)"));

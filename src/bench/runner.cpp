@@ -88,7 +88,7 @@ Status check_output(Case& c, const DeviceBuffer& out_buffer, DType out,
       std::count_if(values.begin(), values.end(), [](double v) { return std::isnan(v); });
   const Comparison cmp = compare(ref, pick_rows(values, c.rows, c.w.n));
   row.rel_err = cmp.nan_count > 0 ? NAN : cmp.rel_frobenius;
-  row.tolerance = tolerance_for(out);
+  row.tolerance = tolerance_for(out, c.af.type);
   return Status();
 }
 
@@ -321,7 +321,7 @@ Status measure_cpu(Case& c, const Recipe& recipe, ResultRow& row) {
     const auto values = decode_output(c.out, out);
     const Comparison cmp = compare(c.ref(), pick_rows(values, c.rows, c.w.n));
     row.rel_err = cmp.rel_frobenius;
-    row.tolerance = tolerance_for(c.out);
+    row.tolerance = tolerance_for(c.out, c.af.type);
   }
   for (int i = 0; i < recipe.warmup; ++i) QGEMM_RETURN_IF_ERROR(call());
   std::vector<double> samples;

@@ -72,7 +72,7 @@ TEST_P(MmaGemmGpuTest, MatchesReferenceAtEveryBatchSize) {
     EXPECT_EQ(r->backend, "jit");
     EXPECT_EQ(r->unwritten, 0) << "outputs left unwritten";
     EXPECT_EQ(r->cmp.nan_count, 0);
-    EXPECT_LE(r->cmp.rel_frobenius, tolerance_for(out));
+    EXPECT_LE(r->cmp.rel_frobenius, tolerance_for(out, af.type));
   }
 }
 

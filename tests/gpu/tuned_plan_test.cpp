@@ -93,7 +93,7 @@ void run_layer(const LayerCase& lc, LinearOptions options, int64_t m, size_t off
     picked.insert(picked.end(), got.begin() + r * lc.n, got.begin() + (r + 1) * lc.n);
   const Comparison cmp = compare(*ref, picked);
   EXPECT_EQ(cmp.nan_count, 0);
-  EXPECT_LE(cmp.rel_frobenius, tolerance_for(lc.out));
+  EXPECT_LE(cmp.rel_frobenius, tolerance_for(lc.out, options.act.type));
   EXPECT_EQ(std::count_if(got.begin(), got.end(), [](double v) { return std::isnan(v); }), 0);
 }
 

@@ -36,9 +36,10 @@ TEST(Compare, MeasuresRelativeAndAbsoluteError) {
 }
 
 TEST(Compare, ToleranceForOutputTypes) {
-  EXPECT_EQ(5e-3, tolerance_for(DType::bf16()));
-  EXPECT_EQ(2e-3, tolerance_for(DType::fp16()));
-  EXPECT_EQ(1e-5, tolerance_for(DType::fp32()));
+  EXPECT_EQ(5e-3, tolerance_for(DType::bf16(), DType::bf16()));
+  EXPECT_EQ(2e-3, tolerance_for(DType::fp16(), DType::bf16()));
+  EXPECT_EQ(5e-4, tolerance_for(DType::fp32(), DType::fp16()));
+  EXPECT_EQ(3e-3, tolerance_for(DType::fp32(), DType::bf16()));
 }
 
 }  // namespace

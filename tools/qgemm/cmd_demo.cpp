@@ -54,7 +54,7 @@ int run_demo(int64_t m, int64_t n, int64_t k) {
     }
     auto ref = reference_gemm(*a, *w);
     const Comparison cmp = compare(*ref, run->c);
-    const bool pass = cmp.within(tolerance_for(out)) && run->unwritten == 0;
+    const bool pass = cmp.within(tolerance_for(out, af.type)) && run->unwritten == 0;
     failures += pass ? 0 : 1;
     std::printf("%-12s %-22s %-8s %-8s %10.2e %12.1f  %s\n", name, wf.to_string().c_str(),
                 af.to_string().c_str(), run->backend.c_str(), cmp.rel_frobenius, run->prepare_ms,

@@ -153,7 +153,7 @@ int run_verify(const VerifyOptions& o) {
     rows_note = int64_t(rows.size()) == o.m ? "all rows" : str(rows.size(), " sampled rows");
   }
   const Comparison cmp = compare(ref, got);
-  const double tol = tolerance_for(*out);
+  const double tol = tolerance_for(*out, af->type);
   const bool pass = cmp.within(tol) && unwritten == 0;
   if (o.quiet) {
     std::printf("%-4s %-26s %-16s %-4s m=%-5lld n=%-5lld k=%-5lld %s rel_err=%.3e tol=%.0e %s\n",
