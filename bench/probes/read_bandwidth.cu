@@ -22,13 +22,13 @@
 #include <cstdio>
 #include <vector>
 
-#define CHECK(x)                                                                      \
-  do {                                                                                \
-    cudaError_t e = (x);                                                              \
-    if (e != cudaSuccess) {                                                           \
+#define CHECK(x)                                                                             \
+  do {                                                                                       \
+    cudaError_t e = (x);                                                                     \
+    if (e != cudaSuccess) {                                                                  \
       std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
-      std::exit(1);                                                                   \
-    }                                                                                 \
+      std::exit(1);                                                                          \
+    }                                                                                        \
   } while (0)
 
 __device__ unsigned g_sink;
@@ -115,8 +115,7 @@ __global__ void bulk_kernel(const unsigned char* __restrict__ src, long long chu
   __syncthreads();
   auto issue = [&](long long i) {
     const unsigned bar = smem_u32(full + i % kStages);
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar),
-                 "n"(kChunk)
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "n"(kChunk)
                  : "memory");
     asm volatile(
         "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, "
@@ -198,25 +197,25 @@ int main() {
              median_us([&](int c) { ldg_kernel<8><<<ctas, 256>>>((const uint4*)at(c), count); },
                        copies, 21));
     }
-#define CP_ASYNC(CHUNK, STAGES, PER_SM, THREADS)                                                \
-  {                                                                                             \
-    auto k = cpasync_kernel<CHUNK, STAGES>;                                                     \
-    const int smem = CHUNK * STAGES;                                                            \
-    CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));          \
-    const int ctas = sms * PER_SM;                                                              \
-    report("cpasync " #CHUNK "B x" #STAGES " t" #THREADS, ctas,                                 \
-           median_us([&](int c) { k<<<ctas, THREADS, smem>>>(at(c), bytes / CHUNK); }, copies,  \
-                     21));                                                                      \
+#define CP_ASYNC(CHUNK, STAGES, PER_SM, THREADS)                                                  \
+  {                                                                                               \
+    auto k = cpasync_kernel<CHUNK, STAGES>;                                                       \
+    const int smem = CHUNK * STAGES;                                                              \
+    CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));            \
+    const int ctas = sms * PER_SM;                                                                \
+    report(                                                                                       \
+        "cpasync " #CHUNK "B x" #STAGES " t" #THREADS, ctas,                                      \
+        median_us([&](int c) { k<<<ctas, THREADS, smem>>>(at(c), bytes / CHUNK); }, copies, 21)); \
   }
-#define BULK(CHUNK, STAGES, PER_SM, THREADS)                                                    \
-  {                                                                                             \
-    auto k = bulk_kernel<CHUNK, STAGES>;                                                        \
-    const int smem = CHUNK * STAGES + 8 * STAGES;                                               \
-    CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));          \
-    const int ctas = sms * PER_SM;                                                              \
-    report("bulk " #CHUNK "B x" #STAGES " t" #THREADS, ctas,                                    \
-           median_us([&](int c) { k<<<ctas, THREADS, smem>>>(at(c), bytes / CHUNK); }, copies,  \
-                     21));                                                                      \
+#define BULK(CHUNK, STAGES, PER_SM, THREADS)                                                      \
+  {                                                                                               \
+    auto k = bulk_kernel<CHUNK, STAGES>;                                                          \
+    const int smem = CHUNK * STAGES + 8 * STAGES;                                                 \
+    CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));            \
+    const int ctas = sms * PER_SM;                                                                \
+    report(                                                                                       \
+        "bulk " #CHUNK "B x" #STAGES " t" #THREADS, ctas,                                         \
+        median_us([&](int c) { k<<<ctas, THREADS, smem>>>(at(c), bytes / CHUNK); }, copies, 21)); \
   }
     // The decode tile today: 4 CTAs per SM, 128 threads, 4 stages of 8 KB of weights.
     CP_ASYNC(8192, 4, 4, 128)

@@ -119,8 +119,7 @@ std::string MmaGemmConfig::to_string() const {
              group_k == mma_layout::kWholeRowGroupK ? str("/row:", scale_table.name())
              : group_k                              ? str("/g", group_k, ":", scale_table.name())
                                                     : std::string(),
-             " ", act.name(),
-             "->", out.name(), " ", tiling(), " ", arch);
+             " ", act.name(), "->", out.name(), " ", tiling(), " ", arch);
 }
 
 uint64_t MmaGemmConfig::hash() const {

@@ -62,7 +62,8 @@ Expected<QuantizedActivations> quantize_activations(const HostValues& a, int64_t
         const float s = format.scale_kind == ActScaleKind::kTensor
                             ? q.scales[0]
                             : q.scales[r * cols + format.scale_col(c)];
-        q.data[r * k + c] = static_cast<uint8_t>(encode_saturating(format.type, a.at(r * k + c) / double(s)));
+        q.data[r * k + c] =
+            static_cast<uint8_t>(encode_saturating(format.type, a.at(r * k + c) / double(s)));
       }
   });
   return q;

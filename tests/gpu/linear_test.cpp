@@ -26,9 +26,8 @@ TEST(LinearGpu, QdqBackendMatchesReference) {
 // routing must still run the layer.
 TEST(LinearGpu, FallbackRunsWhatJitDeclines) {
   QGEMM_REQUIRE_GPU();
-  auto r = testing::run_and_check(*WeightFormat::parse("int4/g48/fp16"),
-                                  *ActFormat::parse("fp16"), DType::fp16(), 5, 256, 528,
-                                  BackendKind::kAuto, 11);
+  auto r = testing::run_and_check(*WeightFormat::parse("int4/g48/fp16"), *ActFormat::parse("fp16"),
+                                  DType::fp16(), 5, 256, 528, BackendKind::kAuto, 11);
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_NE(r->backend, "jit");
   EXPECT_LE(r->cmp.rel_frobenius, 2e-3);

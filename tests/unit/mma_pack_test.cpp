@@ -78,10 +78,10 @@ std::vector<std::string> all_weight_specs() {
     for (const char* tail : {"", "/g32/fp16", "/g128/bf16", "/g16/e4m3/global", "/b16x64/fp32",
                              "/channel/bf16", "/channel/fp32/global", "/tensor/fp32"})
       specs.push_back(str("int", b, tail));
-    for (const char* tail : {"", "/g64/fp16", "/g32/bf16/zp", "/g128/fp16/zp_fp32",
-                             "/g32/ue8m0/zp_bf16", "/b32x32/fp16/zp", "/channel/fp16",
-                             "/channel/fp16/zp", "/tensor/fp32/zp_fp32",
-                             "/channel/bf16/zp_bf16/global"})
+    for (const char* tail :
+         {"", "/g64/fp16", "/g32/bf16/zp", "/g128/fp16/zp_fp32", "/g32/ue8m0/zp_bf16",
+          "/b32x32/fp16/zp", "/channel/fp16", "/channel/fp16/zp", "/tensor/fp32/zp_fp32",
+          "/channel/bf16/zp_bf16/global"})
       specs.push_back(str("uint", b, tail));
   }
   for (const char* type : {"e2m1", "e2m3", "e3m2", "e4m3", "e5m2"})
@@ -141,8 +141,7 @@ TEST_P(MmaPackRoundTrip, UnpackGivesBackCodesScalesZerosAndRowFactors) {
       for (int64_t row = 0; row < int64_t(p.n_tiles) * 16; ++row)
         for (int64_t g = 0; g < p.groups; ++g) {
           if (row >= n || g >= real_groups) {  // padding holds zeros
-            EXPECT_EQ(0.0, unpack_mma_scale(p, row, g * gk))
-                << "row " << row << " group " << g;
+            EXPECT_EQ(0.0, unpack_mma_scale(p, row, g * gk)) << "row " << row << " group " << g;
             if (f.has_zero_points()) {
               EXPECT_EQ(0.0, unpack_mma_zero(p, row, g * gk));
             }

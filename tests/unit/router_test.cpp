@@ -6,7 +6,10 @@
 
 #include <set>
 
+#include "pack/mma_pack.h"
 #include "plan/jit_kernel_plan.h"
+#include "plan/mma_gemm_policy.h"
+#include "qgemm/quantized.h"
 
 namespace qgemm {
 namespace {
@@ -77,16 +80,67 @@ TEST(Router, ZeroPointsWithChannelScalesAndMixedHalvesFindABackend) {
       ASSERT_TRUE(r.ok()) << r.status().message();
       EXPECT_EQ(r->chosen->kind(), BackendKind::kJit) << r->explain();
     }
-  auto mixed = route(problem("int4/g48/bf16", "bf16", 704, 1440, "sm_90a", "fp16"),
-                     BackendKind::kAuto);
+  auto mixed =
+      route(problem("int4/g48/bf16", "bf16", 704, 1440, "sm_90a", "fp16"), BackendKind::kAuto);
   ASSERT_TRUE(mixed.ok());
   EXPECT_EQ(mixed->chosen->kind(), BackendKind::kCpu) << mixed->explain();
   EXPECT_NE(answer_of(*mixed, BackendKind::kQdq).find("bf16 x bf16 -> fp16"), std::string::npos)
       << answer_of(*mixed, BackendKind::kQdq);
-  auto same = route(problem("int4/g48/bf16", "bf16", 704, 1440, "sm_90a", "bf16"),
-                    BackendKind::kAuto);
+  auto same =
+      route(problem("int4/g48/bf16", "bf16", 704, 1440, "sm_90a", "bf16"), BackendKind::kAuto);
   ASSERT_TRUE(same.ok());
   EXPECT_EQ(same->chosen->kind(), BackendKind::kQdq) << same->explain();
+}
+
+// Every weight format the grammar allows, with half activations and every output, routes to a
+// backend that can build it: jit only where its kernels plan and the weight packs (a pack that
+// declines as unsupported makes Linear::create move on, anything else is a bug), qdq only where
+// cuBLASLt has the GEMM. The H200 format sweep of session 18 found layers that passed the router
+// and then failed to build.
+TEST(Router, EveryFormatRoutesToABackendThatCanBuildIt) {
+  std::vector<std::string> specs;
+  // g48 tiles no stage: jit declines it, so qdq and the CPU get their share of the layers.
+  const char* modes[] = {"/g16",  "/g32",     "/g48",    "/g64",    "/g128",
+                         "/g512", "/channel", "/tensor", "/b64x128"};
+  const char* scales[] = {"/fp16", "/bf16", "/fp32", "/e4m3", "/ue8m0"};
+  const char* zeros[] = {"", "/zp", "/zp_fp16", "/zp_fp32"};
+  int pick = 0;  // walks the scale types and zero-point kinds so every pairing shows up
+  for (const char* type : {"int1", "int3", "int4", "int5", "int8", "uint2", "uint4", "uint6",
+                           "uint7", "uint8", "e2m1", "e3m2", "e4m3", "e5m2"})
+    for (const char* mode : modes)
+      for (int g = 0; g < 2; ++g, ++pick) {
+        std::string spec = str(type, mode, scales[pick % 5]);
+        if (type[0] == 'u') spec += zeros[pick % 4];
+        if (g == 1) spec += "/global";
+        if (WeightFormat::parse(spec).ok()) specs.push_back(spec);
+      }
+  ASSERT_GT(specs.size(), 150u);
+  for (const std::string& spec : specs) {
+    const WeightFormat f = *WeightFormat::parse(spec);
+    const int64_t n = 40, k = f.has_group_scales() ? 4 * f.group_k : 1000;
+    auto w = quantize_weights(HostValues::of(random_normal(n * k, 3)), 1, n, k, f);
+    ASSERT_TRUE(w.ok()) << spec << ": " << w.status().to_string();
+    for (const char* arch : {"sm_80", "sm_90a"})
+      for (const char* act : {"bf16", "fp16"})
+        for (const char* out : {"bf16", "fp16", "fp32"}) {
+          SCOPED_TRACE(str(spec, " x ", act, " -> ", out, " on ", arch));
+          LayerProblem p = problem(spec.c_str(), act, n, k, arch, out);
+          auto r = route(p, BackendKind::kAuto);
+          ASSERT_TRUE(r.ok()) << r.status().message();
+          if (r->chosen->kind() == BackendKind::kQdq) {
+            EXPECT_TRUE(cublaslt_has_gemm(p.act.type, p.out)) << r->explain();
+          } else if (r->chosen->kind() == BackendKind::kJit) {
+            auto plan =
+                plan_jit_kernels(n, k, f, p.act.type, p.out, p.device_info, true, kNoTuningTable);
+            EXPECT_TRUE(plan.ok()) << plan.status().to_string();
+            auto packed = pack_mma(*w, 0, p.act.type);
+            if (!packed) {
+              EXPECT_EQ(ErrorCode::kUnsupported, packed.status().code())
+                  << packed.status().to_string();
+            }
+          }
+        }
+  }
 }
 
 TEST(Router, OldGpusAndHostLayersDeclineTheGpuBackends) {
