@@ -41,12 +41,10 @@ MmaGemmConfig MmaGemmConfig::from_format(const WeightFormat& w, DType act, DType
   }
   c.zero_table = w.has_zero_points();
   c.float_zero = w.zero_point == ZeroPointKind::kFloat;
-  // Channel or tensor scales with zero points: one group spanning the row (pack_mma does the
-  // same), since zero points live in the group tables.
-  if (w.has_group_scales() || w.has_zero_points()) {
-    c.group_k = w.has_group_scales() ? w.group_k : mma_layout::kWholeRowGroupK;
-    c.scale_table = mma_scale_table_type(w.scale_type);
-  }
+  // The tables' groups, as pack_mma lays them out (channel or tensor scales with zero points:
+  // one group spanning the row).
+  c.group_k = mma_table_group_k(w);
+  if (c.group_k > 0) c.scale_table = mma_scale_table_type(w.scale_type);
   return c;
 }
 

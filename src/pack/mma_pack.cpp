@@ -90,7 +90,7 @@ Expected<MmaPackedWeight> pack_mma(const QuantizedWeight& w, int64_t expert, DTy
                            " is longer than the mma layout's whole-row group (",
                            mma_layout::kWholeRowGroupK, ") that holds its zero points"));
   if (grouped) {
-    p.group_k = whole_row ? mma_layout::kWholeRowGroupK : f.group_k;
+    p.group_k = mma_table_group_k(f);
     p.groups = static_cast<int>((int64_t(p.k_units) * unit_k + p.group_k - 1) / p.group_k);
   }
   p.codes.assign(int64_t(p.n_tiles) * p.k_units * mma_layout::unit_bytes(p.bits) / 4, 0u);
@@ -197,6 +197,11 @@ double unpack_mma_zero(const MmaPackedWeight& p, int64_t row, int64_t col) {
   }
   const uint32_t pair = p.zeros[at];
   return decode(p.half_type, upper ? pair >> 16 : pair & 0xffff);
+}
+
+int mma_table_group_k(const WeightFormat& f) {
+  if (f.has_group_scales()) return f.group_k;
+  return f.has_zero_points() ? mma_layout::kWholeRowGroupK : 0;
 }
 
 DType mma_scale_table_type(DType scale_type) {

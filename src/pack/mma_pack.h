@@ -37,6 +37,11 @@ Expected<MmaPackedWeight> pack_mma(const QuantizedWeight& w, int64_t expert, DTy
 /// The zero point the kernel subtracts for (row, col), as a real number (for tests).
 double unpack_mma_zero(const MmaPackedWeight& packed, int64_t row, int64_t col);
 
+/// K extent of the scale groups in the mma layout's tables for format `f` (0: no tables): the
+/// format's groups, or one group spanning the row (mma_layout::kWholeRowGroupK) for channel or
+/// tensor scales with zero points, since zero points live in the group tables.
+int mma_table_group_k(const WeightFormat& f);
+
 /// The group-scale table type that holds every value of `scale_type` exactly: fp16 for fp16, e4m3
 /// and e5m2; bf16 for bf16 and ue8m0; fp32 for fp32.
 DType mma_scale_table_type(DType scale_type);
