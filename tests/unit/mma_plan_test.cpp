@@ -398,8 +398,8 @@ TEST(MmaPlan, OddGroupsPlanAsTheirPowerOfTwoDivisor) {
     for (const MmaPlanEntry& e : *plan) EXPECT_EQ(16, e.config.group_k) << preset;
   }
   for (const char* spec : {"int4/g8/bf16", "int4/g40/bf16"}) {
-    auto plan = plan_mma_gemm(4096, 4080, *WeightFormat::parse(spec), DType::bf16(),
-                              DType::bf16(), *device_preset("h200"));
+    auto plan = plan_mma_gemm(4096, 4080, *WeightFormat::parse(spec), DType::bf16(), DType::bf16(),
+                              *device_preset("h200"));
     ASSERT_FALSE(plan.ok()) << spec;
     EXPECT_EQ(ErrorCode::kUnsupported, plan.status().code()) << spec;
     EXPECT_NE(std::string::npos, plan.status().message().find("must be a multiple of 16"))

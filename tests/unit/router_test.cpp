@@ -107,8 +107,8 @@ TEST(Router, ZeroPointsWithChannelScalesAndMixedHalvesFindABackend) {
 TEST(Router, EveryFormatRoutesToABackendThatCanBuildIt) {
   std::vector<std::string> specs;
   // g40 is no multiple of the k-step: jit declines it, so qdq and the CPU get their share.
-  const char* modes[] = {"/g16", "/g32", "/g40", "/g48", "/g64", "/g128", "/g512", "/channel",
-                         "/tensor", "/b64x128"};
+  const char* modes[] = {"/g16",  "/g32",  "/g40",     "/g48",    "/g64",
+                         "/g128", "/g512", "/channel", "/tensor", "/b64x128"};
   const char* scales[] = {"/fp16", "/bf16", "/fp32", "/e4m3", "/ue8m0"};
   const char* zeros[] = {"", "/zp", "/zp_fp16", "/zp_fp32"};
   int pick = 0;  // walks the scale types and zero-point kinds so every pairing shows up
