@@ -41,8 +41,8 @@ MmaGemmConfig MmaGemmConfig::from_format(const WeightFormat& w, DType act, DType
   }
   c.zero_table = w.has_zero_points();
   c.float_zero = w.zero_point == ZeroPointKind::kFloat;
-  // The tables' groups, as pack_mma lays them out (channel or tensor scales with zero points:
-  // one group spanning the row).
+  // The tables' groups (mma_table_group_k): a group of 48 runs as groups of 16, channel or
+  // tensor scales with zero points as one group spanning the row.
   c.group_k = mma_table_group_k(w);
   if (c.group_k > 0) c.scale_table = mma_scale_table_type(w.scale_type);
   return c;

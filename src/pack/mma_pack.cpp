@@ -121,10 +121,11 @@ Expected<MmaPackedWeight> pack_mma(const QuantizedWeight& w, int64_t expert, DTy
     const bool float_zero = f.zero_point == ZeroPointKind::kFloat;
     if (f.has_zero_points())
       p.zeros.assign(int64_t(p.n_tiles) * p.groups * 8 * (float_zero ? 2 : 1), 0u);
-    const int64_t real_groups = whole_row ? 1 : w.k / f.group_k;
+    // Table groups lie inside one format group each (K is a multiple of both).
+    const int64_t real_groups = whole_row ? 1 : w.k / p.group_k;
     for (int64_t row = 0; row < w.n; ++row)
       for (int64_t gi = 0; gi < real_groups; ++gi) {
-        const int64_t si = w.scale_index(expert, row, whole_row ? 0 : gi * f.group_k);
+        const int64_t si = w.scale_index(expert, row, whole_row ? 0 : gi * p.group_k);
         const int64_t at = (row / 16 * p.groups + gi) * 8 + row % 8;
         const bool upper = (row % 16) >= 8;
         if (words_per_pair == 2) {
@@ -200,7 +201,11 @@ double unpack_mma_zero(const MmaPackedWeight& p, int64_t row, int64_t col) {
 }
 
 int mma_table_group_k(const WeightFormat& f) {
-  if (f.has_group_scales()) return f.group_k;
+  if (f.has_group_scales()) {
+    const int g = f.group_k;
+    const int pow2 = g & -g;
+    return g % 16 == 0 && pow2 != g ? pow2 : g;
+  }
   return f.has_zero_points() ? mma_layout::kWholeRowGroupK : 0;
 }
 

@@ -37,9 +37,13 @@ Expected<MmaPackedWeight> pack_mma(const QuantizedWeight& w, int64_t expert, DTy
 /// The zero point the kernel subtracts for (row, col), as a real number (for tests).
 double unpack_mma_zero(const MmaPackedWeight& packed, int64_t row, int64_t col);
 
-/// K extent of the scale groups in the mma layout's tables for format `f` (0: no tables): the
-/// format's groups, or one group spanning the row (mma_layout::kWholeRowGroupK) for channel or
-/// tensor scales with zero points, since zero points live in the group tables.
+/// K extent of the scale groups in the mma layout's tables for format `f` (0: no tables):
+/// - the format's group, where it is a power of two (every stage size divides it or is a
+///   multiple of it);
+/// - other multiples of 16 (g48, b32x96, ...): their largest power-of-two divisor, each table
+///   group repeating its format group's scale and zero point;
+/// - channel or tensor scales with zero points: one group spanning the row (kWholeRowGroupK);
+/// - groups that are no multiple of 16 stay as they are, and the kernels decline them.
 int mma_table_group_k(const WeightFormat& f);
 
 /// The group-scale table type that holds every value of `scale_type` exactly: fp16 for fp16, e4m3

@@ -22,12 +22,12 @@ TEST(LinearGpu, QdqBackendMatchesReference) {
     }
 }
 
-// Groups of 48 are no jit format (they do not tile the 16-element k-steps into stages); auto
-// routing must still run the layer.
+// Groups of 40 are no jit format (no multiple of the 16-element k-step); auto routing must
+// still run the layer.
 TEST(LinearGpu, FallbackRunsWhatJitDeclines) {
   QGEMM_REQUIRE_GPU();
-  auto r = testing::run_and_check(*WeightFormat::parse("int4/g48/fp16"), *ActFormat::parse("fp16"),
-                                  DType::fp16(), 5, 256, 528, BackendKind::kAuto, 11);
+  auto r = testing::run_and_check(*WeightFormat::parse("int4/g40/fp16"), *ActFormat::parse("fp16"),
+                                  DType::fp16(), 5, 256, 520, BackendKind::kAuto, 11);
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_NE(r->backend, "jit");
   EXPECT_LE(r->cmp.rel_frobenius, 2e-3);

@@ -17,6 +17,7 @@ const char* const kWeightSpecs[] = {
     "e2m1/g32/ue8m0",    "e2m1/g16/e4m3/global", "e2m3/g32/ue8m0",        "e3m2/g32/ue8m0",
     "e4m3/channel/fp32", "e4m3/b128x128/fp32",   "e5m2/g128/bf16",        "e4m3/g32/ue8m0",
     "int4/tensor/fp32",  "int8/b64x128/e4m3",    "uint4/channel/fp16/zp", "uint7/tensor/fp32/zp",
+    "int4/g48/bf16",     "uint4/b32x96/fp16/zp",
 };
 // 200: the 129-256 bucket, where 3- and 6-bit codes stay on the ws tile (wider ones hand off).
 const int64_t kTokens[] = {1, 7, 29, 64, 118, 200, 1000, 4096};

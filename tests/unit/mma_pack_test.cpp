@@ -21,10 +21,9 @@ bool grouped(const WeightFormat& f) {
   return f.scale_kind == ScaleKind::kGroup || f.scale_kind == ScaleKind::kBlock;
 }
 
-// The K extent of the packed scale tables' groups: the format's groups, one group spanning the
-// row for channel or tensor scales with zero points, 0 where there are no tables.
+// The K extent of the packed scale tables' groups, spelled out for the specs below.
 int64_t table_group_k(const WeightFormat& f) {
-  if (grouped(f)) return f.group_k;
+  if (grouped(f)) return f.group_k % 16 == 0 ? (f.group_k & -f.group_k) : f.group_k;
   return f.has_zero_points() ? mma_layout::kWholeRowGroupK : 0;
 }
 
@@ -81,7 +80,7 @@ std::vector<std::string> all_weight_specs() {
     for (const char* tail :
          {"", "/g64/fp16", "/g32/bf16/zp", "/g128/fp16/zp_fp32", "/g32/ue8m0/zp_bf16",
           "/b32x32/fp16/zp", "/channel/fp16", "/channel/fp16/zp", "/tensor/fp32/zp_fp32",
-          "/channel/bf16/zp_bf16/global"})
+          "/channel/bf16/zp_bf16/global", "/g48/fp16/zp", "/b16x96/fp32/zp_fp16"})
       specs.push_back(str("uint", b, tail));
   }
   for (const char* type : {"e2m1", "e2m3", "e3m2", "e4m3", "e5m2"})
@@ -128,6 +127,7 @@ TEST_P(MmaPackRoundTrip, UnpackGivesBackCodesScalesZerosAndRowFactors) {
 
     if (const int64_t gk = table_group_k(f); gk > 0) {
       const int64_t real_groups = grouped(f) ? k / gk : 1;
+      EXPECT_EQ(gk, mma_table_group_k(f));
       EXPECT_EQ(gk, p.group_k);
       EXPECT_EQ((int64_t(p.k_units) * unit_k + gk - 1) / gk, p.groups);
       // Scale tables hold the scale type exactly: fp16 for fp16/e4m3/e5m2, bf16 for
@@ -386,6 +386,28 @@ TEST(MmaPackTables, FloatZeroPointsKeepFullPrecision) {
 
 // Zero points live in the group tables: channel or tensor scales with zero points pack as one
 // group spanning the row, which must still hold every column's scale and zero point.
+// Groups that are multiples of 16 but no power of two run as their largest power-of-two divisor,
+// each table group repeating its format group's scale; the rest stay (the kernels decline them).
+TEST(MmaPackTables, OddGroupsRunAsTheirPowerOfTwoDivisor) {
+  EXPECT_EQ(16, mma_table_group_k(*WeightFormat::parse("int4/g48/fp16")));
+  EXPECT_EQ(32, mma_table_group_k(*WeightFormat::parse("int4/g96/fp16")));
+  EXPECT_EQ(128, mma_table_group_k(*WeightFormat::parse("int4/g384/bf16")));
+  EXPECT_EQ(128, mma_table_group_k(*WeightFormat::parse("int4/g128/bf16")));
+  EXPECT_EQ(32, mma_table_group_k(*WeightFormat::parse("e4m3/b128x96/fp32")));
+  EXPECT_EQ(40, mma_table_group_k(*WeightFormat::parse("int4/g40/fp16")));
+  EXPECT_EQ(0, mma_table_group_k(*WeightFormat::parse("int8/channel/bf16")));
+  const QuantizedWeight w = random_weight(*WeightFormat::parse("uint4/g48/fp16/zp"), 1, 16, 144, 3);
+  auto p = pack_mma(w, 0, DType::fp16());
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  EXPECT_EQ(16, p->group_k);
+  for (int64_t row = 0; row < 16; ++row)
+    for (int64_t col = 0; col < 144; col += 16) {
+      const int64_t si = w.scale_index(0, row, col);
+      EXPECT_EQ(double(w.scales[si]), unpack_mma_scale(*p, row, col)) << row << ", " << col;
+      EXPECT_EQ(double(w.zeros[si]), unpack_mma_zero(*p, row, col)) << row << ", " << col;
+    }
+}
+
 TEST(MmaPackTables, ZeroPointsWithChannelScalesSpanTheRow) {
   for (const char* spec : {"uint4/channel/fp16/zp", "uint8/tensor/fp32/zp_fp16"}) {
     const QuantizedWeight w = random_weight(*WeightFormat::parse(spec), 1, 16, 200, 1);

@@ -387,26 +387,24 @@ TEST(MmaPlan, PreAmpereArchIsUnsupported) {
       << plan.status().message();
 }
 
-// A group that neither divides nor is a multiple of any stage K (48 vs 64 / 128 for 4 bits) has no
-// kernel: a clear kUnsupported naming the group and the stage, not a config that fails later.
-TEST(MmaPlan, GroupIncompatibleWithTheStageIsUnsupported) {
+// A group that is a multiple of 16 but no power of two (48 against 64- or 128-K stages of
+// 4-bit codes) plans as its largest power-of-two divisor (mma_table_group_k); a group that is no
+// multiple of the 16-wide k-step has no kernel: a clear kUnsupported naming it.
+TEST(MmaPlan, OddGroupsPlanAsTheirPowerOfTwoDivisor) {
   for (const char* preset : kPresets) {
     auto plan = plan_mma_gemm(4096, 4800, *WeightFormat::parse("int4/g48/bf16"), DType::bf16(),
                               DType::bf16(), *device_preset(preset));
-    ASSERT_FALSE(plan.ok()) << preset;
-    EXPECT_EQ(ErrorCode::kUnsupported, plan.status().code()) << preset;
-    EXPECT_NE(std::string::npos, plan.status().message().find("group_k=48"))
-        << preset << ": " << plan.status().message();
-    EXPECT_NE(std::string::npos, plan.status().message().find("stage K=64"))
-        << preset << ": " << plan.status().message();
+    ASSERT_TRUE(plan.ok()) << preset << ": " << plan.status().to_string();
+    for (const MmaPlanEntry& e : *plan) EXPECT_EQ(16, e.config.group_k) << preset;
   }
-  // A group that is not a multiple of 16 cannot be a stage fraction either.
-  auto plan = plan_mma_gemm(4096, 4096, *WeightFormat::parse("int4/g8/bf16"), DType::bf16(),
-                            DType::bf16(), *device_preset("h200"));
-  ASSERT_FALSE(plan.ok());
-  EXPECT_EQ(ErrorCode::kUnsupported, plan.status().code());
-  EXPECT_NE(std::string::npos, plan.status().message().find("group_k=8 must be a multiple of 16"))
-      << plan.status().message();
+  for (const char* spec : {"int4/g8/bf16", "int4/g40/bf16"}) {
+    auto plan = plan_mma_gemm(4096, 4080, *WeightFormat::parse(spec), DType::bf16(), DType::bf16(),
+                              *device_preset("h200"));
+    ASSERT_FALSE(plan.ok()) << spec;
+    EXPECT_EQ(ErrorCode::kUnsupported, plan.status().code()) << spec;
+    EXPECT_NE(std::string::npos, plan.status().message().find("must be a multiple of 16"))
+        << plan.status().message();
+  }
 }
 
 // Groups that a single unit divides, or that span several stages, plan fine: g16 and g32 under the

@@ -61,12 +61,19 @@ TEST(Router, QuantizedActivationsFallBackToTheCpuWithReasons) {
   EXPECT_NE(r->explain().find("<- chosen"), std::string::npos);
 }
 
+// Groups that are no multiple of the 16-wide k-step have no jit kernel; multiples of 16 that
+// are no power of two run as their largest power-of-two divisor.
 TEST(Router, GroupSizesTheKernelsCannotTileGoToQdq) {
-  auto r = route(problem("int4/g48/bf16", "bf16", 704, 1440, "sm_90a"), BackendKind::kAuto);
+  auto r = route(problem("int4/g40/bf16", "bf16", 704, 1440, "sm_90a"), BackendKind::kAuto);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->chosen->kind(), BackendKind::kQdq);
-  EXPECT_NE(answer_of(*r, BackendKind::kJit).find("group_k=48"), std::string::npos)
+  EXPECT_NE(answer_of(*r, BackendKind::kJit).find("group_k=40"), std::string::npos)
       << answer_of(*r, BackendKind::kJit);
+  for (const char* w : {"int4/g48/bf16", "uint4/g96/fp16/zp", "e4m3/b128x96/fp32"}) {
+    auto odd = route(problem(w, "bf16", 704, 1440, "sm_90a"), BackendKind::kAuto);
+    ASSERT_TRUE(odd.ok());
+    EXPECT_EQ(odd->chosen->kind(), BackendKind::kJit) << w << "\n" << odd->explain();
+  }
 }
 
 // Channel or tensor scales with zero points run on the jit kernels (one scale group spanning the
@@ -81,13 +88,13 @@ TEST(Router, ZeroPointsWithChannelScalesAndMixedHalvesFindABackend) {
       EXPECT_EQ(r->chosen->kind(), BackendKind::kJit) << r->explain();
     }
   auto mixed =
-      route(problem("int4/g48/bf16", "bf16", 704, 1440, "sm_90a", "fp16"), BackendKind::kAuto);
+      route(problem("int4/g40/bf16", "bf16", 704, 1440, "sm_90a", "fp16"), BackendKind::kAuto);
   ASSERT_TRUE(mixed.ok());
   EXPECT_EQ(mixed->chosen->kind(), BackendKind::kCpu) << mixed->explain();
   EXPECT_NE(answer_of(*mixed, BackendKind::kQdq).find("bf16 x bf16 -> fp16"), std::string::npos)
       << answer_of(*mixed, BackendKind::kQdq);
   auto same =
-      route(problem("int4/g48/bf16", "bf16", 704, 1440, "sm_90a", "bf16"), BackendKind::kAuto);
+      route(problem("int4/g40/bf16", "bf16", 704, 1440, "sm_90a", "bf16"), BackendKind::kAuto);
   ASSERT_TRUE(same.ok());
   EXPECT_EQ(same->chosen->kind(), BackendKind::kQdq) << same->explain();
 }
@@ -99,9 +106,9 @@ TEST(Router, ZeroPointsWithChannelScalesAndMixedHalvesFindABackend) {
 // and then failed to build.
 TEST(Router, EveryFormatRoutesToABackendThatCanBuildIt) {
   std::vector<std::string> specs;
-  // g48 tiles no stage: jit declines it, so qdq and the CPU get their share of the layers.
-  const char* modes[] = {"/g16",  "/g32",     "/g48",    "/g64",    "/g128",
-                         "/g512", "/channel", "/tensor", "/b64x128"};
+  // g40 is no multiple of the k-step: jit declines it, so qdq and the CPU get their share.
+  const char* modes[] = {"/g16",  "/g32",  "/g40",     "/g48",    "/g64",
+                         "/g128", "/g512", "/channel", "/tensor", "/b64x128"};
   const char* scales[] = {"/fp16", "/bf16", "/fp32", "/e4m3", "/ue8m0"};
   const char* zeros[] = {"", "/zp", "/zp_fp16", "/zp_fp32"};
   int pick = 0;  // walks the scale types and zero-point kinds so every pairing shows up
