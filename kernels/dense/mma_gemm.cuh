@@ -190,9 +190,20 @@ struct MmaGemm {
   static QGEMM_DEVICE void scale_pair(const u8* scales, int tile, int j, int g, float& lo,
                                       float& hi);
 
-  /// acc += scale * part for group j of this stage, then part = 0.
-  static QGEMM_DEVICE void flush(FragC (&acc)[kTN][kFM], FragC (&part)[kTN][kFM], const u8* scales,
-                                 int j, int warp_n, int g);
+  // NOTE: float zero points stay out of the MMA: rounding (q - z) to the activation type cost
+  // up to half an ulp of bf16 per weight (H200 format sweep, session 18: 2.2-2.6e-3 against
+  // fp16 output's 2e-3). The MMA takes the exact codes, one more MMA against a fragment of ones
+  // sums each token's activations over the group (all 16 rows alike), and the flush subtracts
+  // z * sum in fp32.
+  static constexpr bool kZeroSums = Cfg::kZeroTable == 2;
+  /// Per-token activation sums over the current group (float zero points only).
+  struct ZeroSums {
+    FragC f[kZeroSums ? kFM : 1];
+  };
+
+  /// acc += scale * (part - zero * sums) for group j of this stage, then part = sums = 0.
+  static QGEMM_DEVICE void flush(FragC (&acc)[kTN][kFM], FragC (&part)[kTN][kFM], ZeroSums& sums,
+                                 const u8* scales, const u8* zeros, int j, int warp_n, int g);
 
   /// The A fragment of k-step kStep of a unit of tile `tile` (this stage's group j): exact
   /// fp16/bf16 weight codes with zero points removed. Integer zero points go as exact half pairs
@@ -204,7 +215,8 @@ struct MmaGemm {
   /// The mma.sync MMAs of one stage for this warp's tiles and tokens; group sums go into acc
   /// where their group ends.
   static QGEMM_DEVICE void compute_stage(const u8* stage, FragC (&acc)[kTN][kFM],
-                                         FragC (&part)[kTN][kFM], bool flush_at_end, int warp_n,
+                                         FragC (&part)[kTN][kFM], ZeroSums& sums,
+                                         bool flush_at_end, int warp_n,
                                          int warp_m, int lane);
 
   // NOTE: a warp-specialized stage of two scale groups (e.g. 256-K stages of g128) gives each
@@ -213,7 +225,8 @@ struct MmaGemm {
   // copy warpgroup keeps 120 then: its 256-K stages hold more copy sources; codes of more than 4
   // words per lane and unit spill).
   static constexpr int kPartSets =
-      kWs && kGroups && Cfg::kGroupK < kStageK && kGroupsPerStage == 2 && kFM <= 8 && kWords <= 4
+      kWs && kGroups && Cfg::kGroupK < kStageK && kGroupsPerStage == 2 && kFM <= 8 &&
+              kWords <= 4 && !kZeroSums
           ? 2
           : 1;
 
@@ -245,7 +258,8 @@ struct MmaGemm {
   /// codes and scales are zero-filled and their rows never stored.
   static QGEMM_DEVICE void compute_stage_wgmma(const u8* stage, FragC (&acc)[kTN][kFM],
                                                FragC (&parts)[kPartSets][kTN][kFM],
-                                               bool flush_at_end, int warp_n, int warp_m, int lane);
+                                               ZeroSums& sums, bool flush_at_end, int warp_n,
+                                               int warp_m, int lane);
 
   // ---- main loops (defined in mma_gemm_loop.cuh) --------------------------------------
 

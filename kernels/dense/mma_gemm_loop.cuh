@@ -54,6 +54,10 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run(const MmaGemmParams& p, u8* smem) {
   FragC acc[kTN][kFM], part[kPartSets][kTN][kFM];
   zero(acc);
   for (auto& set : part) zero(set);
+  ZeroSums sums;
+  if constexpr (kZeroSums)
+    for (FragC& f : sums.f)
+      for (float& v : f.r) v = 0.0f;
   // NOTE: the first stage's weights stream while the previous kernel on the stream finishes
   // (programmatic dependent launch, ptx/grid_dependency.cuh). Only the first: a commit group
   // completes in order, so prefetching more would make the first stage wait for them
@@ -85,11 +89,11 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run(const MmaGemmParams& p, u8* smem) {
     cp_async_commit();
     const bool flush_at_end = flushes_at_end(w, it);
     if constexpr (kWgmma)
-      compute_stage_wgmma(smem + (it % Cfg::kStages) * kStageBytes, acc, part, flush_at_end, warp_n,
-                          warp_m, lane);
+      compute_stage_wgmma(smem + (it % Cfg::kStages) * kStageBytes, acc, part, sums,
+                          flush_at_end, warp_n, warp_m, lane);
     else if (warp_active)
-      compute_stage(smem + (it % Cfg::kStages) * kStageBytes, acc, part[0], flush_at_end, warp_n,
-                    warp_m, lane);
+      compute_stage(smem + (it % Cfg::kStages) * kStageBytes, acc, part[0], sums, flush_at_end,
+                    warp_n, warp_m, lane);
   }
   cp_async_wait<0>();
   finish(p, w, smem, acc, warp_n, warp_m, lane);
@@ -156,14 +160,18 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run_ws(const MmaGemmParams& p, u8* smem) {
   FragC acc[kTN][kFM], part[kPartSets][kTN][kFM];
   zero(acc);
   for (auto& set : part) zero(set);
+  ZeroSums sums;
+  if constexpr (kZeroSums)
+    for (FragC& f : sums.f)
+      for (float& v : f.r) v = 0.0f;
   for (int it = 0; it < w.iters; ++it) {
     const int slot = it % Cfg::kStages;
     mbarrier_wait(&full[slot], (it / Cfg::kStages) & 1);
     // NOTE: the stage came through cp.async (generic proxy); wgmma reads it through the async
     // proxy.
     fence_proxy_async_shared();
-    compute_stage_wgmma(smem + slot * kStageBytes, acc, part, flushes_at_end(w, it), warp_n, warp_m,
-                        lane);
+    compute_stage_wgmma(smem + slot * kStageBytes, acc, part, sums, flushes_at_end(w, it), warp_n,
+                        warp_m, lane);
     __syncwarp();
     if (lane == 0) mbarrier_arrive(&empty[slot]);
   }

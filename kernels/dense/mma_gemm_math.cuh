@@ -24,19 +24,38 @@ QGEMM_DEVICE void MmaGemm<Cfg>::scale_pair(const u8* scales, int tile, int j, in
 
 template <class Cfg>
 QGEMM_DEVICE void MmaGemm<Cfg>::flush(FragC (&acc)[kTN][kFM], FragC (&part)[kTN][kFM],
-                                      const u8* scales, int j, int warp_n, int g) {
+                                      ZeroSums& sums, const u8* scales, const u8* zeros, int j,
+                                      int warp_n, int g) {
 #pragma unroll
   for (int tn = 0; tn < kTN; ++tn) {
     float lo, hi;
     scale_pair(scales, warp_n * kTN + tn, j, g, lo, hi);
+    if constexpr (kZeroSums) {
+      const float2 z =
+          reinterpret_cast<const float2*>(zeros)[((warp_n * kTN + tn) * kGroupsPerStage + j) * 8 + g];
+#pragma unroll
+      for (int fm = 0; fm < kFM; ++fm)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          acc[tn][fm].r[i] +=
+              (part[tn][fm].r[i] - (i < 2 ? z.x : z.y) * sums.f[fm].r[i]) * (i < 2 ? lo : hi);
+          part[tn][fm].r[i] = 0.0f;
+        }
+    } else {
+#pragma unroll
+      for (int fm = 0; fm < kFM; ++fm)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          acc[tn][fm].r[i] += part[tn][fm].r[i] * (i < 2 ? lo : hi);
+          part[tn][fm].r[i] = 0.0f;
+        }
+    }
+  }
+  if constexpr (kZeroSums)
 #pragma unroll
     for (int fm = 0; fm < kFM; ++fm)
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        acc[tn][fm].r[i] += part[tn][fm].r[i] * (i < 2 ? lo : hi);
-        part[tn][fm].r[i] = 0.0f;
-      }
-  }
+      for (int i = 0; i < 4; ++i) sums.f[fm].r[i] = 0.0f;
 }
 
 template <class Cfg>
@@ -45,15 +64,10 @@ QGEMM_DEVICE FragA MmaGemm<Cfg>::decode_a(const u32 (&words)[kWords], const u8* 
                                           int j, int g) {
   const int zat = (tile * kGroupsPerStage + j) * 8 + g;
   u32 zero2[2] = {0, 0};
-  float zf[2] = {0.0f, 0.0f};
-  if constexpr (Cfg::kZeroTable == 1) {
+  if constexpr (Cfg::kZeroTable == 1) {  // float zero points: the flush (kZeroSums)
     const u32 zw = reinterpret_cast<const u32*>(zeros)[zat];
     zero2[0] = low_half_both(zw);
     zero2[1] = high_half_both(zw);
-  } else if constexpr (Cfg::kZeroTable == 2) {
-    const float2 z = reinterpret_cast<const float2*>(zeros)[zat];
-    zf[0] = z.x;
-    zf[1] = z.y;
   }
   // NOTE: integer zero points join the magic-number addend where that is exact (one fma per
   // zero and shift, shared by the pairs of a group); otherwise one more fma per pair.
@@ -68,12 +82,8 @@ QGEMM_DEVICE FragA MmaGemm<Cfg>::decode_a(const u32 (&words)[kWords], const u8* 
       v = decode_weight_pair_minus<Cfg, kStep * 4 + r>(words, zero2[r & 1]);
     else
       v = decode_weight_pair<Cfg, kStep * 4 + r>(words);
-    if constexpr (Cfg::kZeroTable == 1 && !kFold) {
+    if constexpr (Cfg::kZeroTable == 1 && !kFold)
       v = hfma2<kAct>(zero2[r & 1], exact_half2_bits<kAct>(-1.0), v);
-    } else if constexpr (Cfg::kZeroTable == 2) {
-      v = pack_half2<kAct>(half_to_float<kAct>(static_cast<u16>(v & 0xffffu)) - zf[r & 1],
-                           half_to_float<kAct>(static_cast<u16>(v >> 16)) - zf[r & 1]);
-    }
     a.r[r] = v;
   });
   return a;
@@ -81,8 +91,9 @@ QGEMM_DEVICE FragA MmaGemm<Cfg>::decode_a(const u32 (&words)[kWords], const u8* 
 
 template <class Cfg>
 QGEMM_DEVICE void MmaGemm<Cfg>::compute_stage(const u8* stage, FragC (&acc)[kTN][kFM],
-                                              FragC (&part)[kTN][kFM], bool flush_at_end,
-                                              int warp_n, int warp_m, int lane) {
+                                              FragC (&part)[kTN][kFM], ZeroSums& sums,
+                                              bool flush_at_end, int warp_n, int warp_m,
+                                              int lane) {
   const u8* act = stage + kWeightBytes;
   const u8* scales = act + kActBytes;
   const u8* zeros = scales + kScaleBytes;
@@ -133,22 +144,28 @@ QGEMM_DEVICE void MmaGemm<Cfg>::compute_stage(const u8* stage, FragC (&acc)[kTN]
               mma_16816<kAct>(acc[tn][fm], a, b[fm][ss]);
           }
         }
+        if constexpr (kZeroSums) {
+          const FragA ones = {{exact_half2_bits<kAct>(1.0), exact_half2_bits<kAct>(1.0),
+                               exact_half2_bits<kAct>(1.0), exact_half2_bits<kAct>(1.0)}};
+#pragma unroll
+          for (int fm = 0; fm < kFM; ++fm) mma_16816<kAct>(sums.f[fm], ones, b[fm][ss]);
+        }
         // Groups smaller than a stage end at known steps.
         if constexpr (kGroups && Cfg::kGroupK < kStageK && (k_local + 16) % Cfg::kGroupK == 0)
-          flush(acc, part, scales, j, warp_n, g);
+          flush(acc, part, sums, scales, zeros, j, warp_n, g);
       });
     });
   });
   // A stage inside a larger group flushes where the group (or this CTA's K range) ends.
   if constexpr (kGroups && Cfg::kGroupK >= kStageK)
-    if (flush_at_end) flush(acc, part, scales, 0, warp_n, g);
+    if (flush_at_end) flush(acc, part, sums, scales, zeros, 0, warp_n, g);
 }
 
 template <class Cfg>
 QGEMM_DEVICE void MmaGemm<Cfg>::compute_stage_wgmma(const u8* stage, FragC (&acc)[kTN][kFM],
                                                     FragC (&parts)[kPartSets][kTN][kFM],
-                                                    bool flush_at_end, int warp_n, int warp_m,
-                                                    int lane) {
+                                                    ZeroSums& sums, bool flush_at_end, int warp_n,
+                                                    int warp_m, int lane) {
   const u8* act = stage + kWeightBytes;
   const u8* scales = act + kActBytes;
   const u8* zeros = scales + kScaleBytes;
@@ -187,6 +204,13 @@ QGEMM_DEVICE void MmaGemm<Cfg>::compute_stage_wgmma(const u8* stage, FragC (&acc
       wgmma_pin(d);
       constexpr int kOffset = (k_local / 64) * kSlabBytes + (k_local % 64) * 2;
       wgmma_rs<kAct>(d, a[step], b_desc + (kOffset >> 4));
+      if constexpr (kZeroSums) {
+        FragA ones = {{exact_half2_bits<kAct>(1.0), exact_half2_bits<kAct>(1.0),
+                       exact_half2_bits<kAct>(1.0), exact_half2_bits<kAct>(1.0)}};
+        wgmma_pin(ones);
+        wgmma_pin(sums.f);
+        wgmma_rs<kAct>(sums.f, ones, b_desc + (kOffset >> 4));
+      }
       if constexpr (kLast) {
         wgmma_commit();
         wgmma_wait<1>();
@@ -196,7 +220,8 @@ QGEMM_DEVICE void MmaGemm<Cfg>::compute_stage_wgmma(const u8* stage, FragC (&acc
       if constexpr (ends_group_batch(k_local)) {
         wgmma_wait<0>();
         wgmma_pin(d);
-        flush(acc, parts[0], scales, j, warp_n, g);
+        if constexpr (kZeroSums) wgmma_pin(sums.f);
+        flush(acc, parts[0], sums, scales, zeros, j, warp_n, g);
       }
     });
   });
@@ -204,16 +229,17 @@ QGEMM_DEVICE void MmaGemm<Cfg>::compute_stage_wgmma(const u8* stage, FragC (&acc
   wgmma_wait<0>();
   if constexpr (kGroups) {
     wgmma_pin(parts[0][0]);
+    if constexpr (kZeroSums) wgmma_pin(sums.f);
     if constexpr (kPartSets == 2) {
       wgmma_pin(parts[1][0]);
-      flush(acc, parts[0], scales, 0, warp_n, g);
-      flush(acc, parts[1], scales, 1, warp_n, g);
+      flush(acc, parts[0], sums, scales, zeros, 0, warp_n, g);
+      flush(acc, parts[1], sums, scales, zeros, 1, warp_n, g);
     }
   } else {
     wgmma_pin(acc[0]);
   }
   if constexpr (kGroups && Cfg::kGroupK >= kStageK)
-    if (flush_at_end) flush(acc, parts[0], scales, 0, warp_n, g);
+    if (flush_at_end) flush(acc, parts[0], sums, scales, zeros, 0, warp_n, g);
 }
 
 }  // namespace qgemm

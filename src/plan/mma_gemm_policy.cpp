@@ -312,6 +312,10 @@ Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& wei
       (words > (c.warp_specialized ? 12 : 4) || (c.warp_specialized && c.unit_k() > 128) ||
        (c.group_k > 0 && c.group_k < c.unit_k()) || c.float_zero))
     c.frags_m = 8;
+  // NOTE: float zero points add a sum accumulator (kZeroSums in mma_gemm.cuh): with the 28-word
+  // units of 7-bit codes, 32 tokens per warpgroup spilled and serialized the wgmmas (`qgemm jit
+  // check`), 16 fit.
+  if (c.warp_specialized && c.float_zero && words > 12) c.frags_m = std::min(c.frags_m, 2);
   // NOTE: the copy warpgroup of warp-specialized tiles holds every copy source of a stage in
   // its 104-120 registers: 256-K stages of 8-bit codes, of float zero points or of zero points
   // in a whole-row group (channel / tensor scales, one partial set: 104 registers) spill there

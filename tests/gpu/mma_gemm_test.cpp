@@ -148,6 +148,25 @@ TEST(MmaGemmGpu, ClusterSplitsThatFitTheGpu) {
   }
 }
 
+// Float zero points leave the MMA exact (kZeroSums in mma_gemm.cuh): the fused tiles match the
+// reference to fp32 rounding with bf16 activations, where rounding (q - z) to bf16 had cost up
+// to ~2.6e-3 (H200 format sweep, session 18). Token counts below every hand-off.
+TEST(MmaGemmGpu, FloatZeroPointsStayExact) {
+  QGEMM_REQUIRE_GPU();
+  for (const char* spec : {"uint4/g64/bf16/zp_bf16", "uint7/g128/fp32/zp_fp32",
+                           "uint8/b128x128/bf16/zp_fp32", "uint7/tensor/fp32/zp_fp32",
+                           "uint3/g32/fp16/zp_fp16"})
+    for (int64_t m : {1, 16, 64, 120}) {
+      SCOPED_TRACE(str(spec, " M=", m));
+      auto r = testing::run_and_check(*WeightFormat::parse(spec), *ActFormat::parse("bf16"),
+                                      DType::fp32(), m, 1000, 1536, BackendKind::kJit, 31 + m);
+      ASSERT_TRUE(r.ok()) << r.status().to_string();
+      EXPECT_EQ(r->backend, "jit");
+      EXPECT_EQ(r->unwritten, 0);
+      EXPECT_LE(r->cmp.rel_frobenius, 1e-5);
+    }
+}
+
 // Large layers, where split-K and many CTAs run.
 TEST(MmaGemmGpu, LlamaSizedLayer) {
   QGEMM_REQUIRE_GPU();
