@@ -66,7 +66,10 @@ struct MmaGemm {
   static constexpr int kTN = Cfg::kTilesN;
   static constexpr int kFM = Cfg::kFragsM;
   static constexpr bool kWs = Cfg::kWarpSpecialized;
-  static constexpr int kWarps = Cfg::kWarpsN * Cfg::kWarpsM;  // the warps that compute
+  // Warp-specialized tiles may run two compute warpgroups on the same rows and tokens, taking
+  // alternate stages (warps along K); they add their sums in shared memory at the end.
+  static constexpr int kWarpsK = Cfg::kWarpsK;
+  static constexpr int kWarps = Cfg::kWarpsN * Cfg::kWarpsM * kWarpsK;  // the warps that compute
   static constexpr int kConsumerThreads = 32 * kWarps;
   /// Threads that copy stages: a warpgroup of its own when warp-specialized, else everyone.
   static constexpr int kLoadThreads = kWs ? 128 : kConsumerThreads;
@@ -100,6 +103,8 @@ struct MmaGemm {
   static_assert(!kWgmma || (Cfg::kWarpsN % 4 == 0 && kTN == 1),
                 "wgmma: a warpgroup is 4 warps along N with one 16-row tile each (64 rows)");
   static_assert(!kWs || kWgmma, "warp specialization comes with wgmma");
+  static_assert(kWarpsK == 1 || (kWs && Cfg::kWarpsN * Cfg::kWarpsM == 4 && kWarpsK == 2),
+                "warps along K: two compute warpgroups of a warp-specialized tile");
   static_assert(!kWgmma || kFM <= 32, "wgmma: at most 256 tokens (32 fragments) per warpgroup");
   static_assert(!kWgmma || kStageK % 64 == 0, "wgmma: stages hold whole 64-K swizzle slabs");
   static_assert(!kWgmma || kWeightBytes % mma_layout::kWgmmaAlign == 0,
@@ -368,9 +373,15 @@ struct MmaGemm {
   static constexpr bool kStagedTile =
       kWs && kTileStride * kBlockM * 4 <= Cfg::kStages * kStageBytes;
   static constexpr int kPiecesPerToken = kRedRows / 8;
+  static_assert(kWarpsK == 1 || kStagedTile, "warps along K add their sums in the staged tile");
 
   /// Writes the compute threads' accumulators to the staged tile (after the last stage).
   static QGEMM_DEVICE void stage_tile(float* tile, const FragC (&acc)[kTN][kFM], int warp_n,
+                                      int warp_m, int lane);
+  /// stage_tile without its leading and closing barriers: tile[token][row] = the CTA's sum,
+  /// with warps along K added in warpgroup order (the last first), so the result is
+  /// deterministic.
+  static QGEMM_DEVICE void write_tile(float* tile, const FragC (&acc)[kTN][kFM], int warp_n,
                                       int warp_m, int lane);
 
   /// Whether 8-row pieces of C (and of the bias and row scales) can go as 16-byte accesses.

@@ -96,10 +96,13 @@ QGEMM_DEVICE void MmaGemm<Cfg>::cluster_sum_and_store(const MmaGemmParams& p, co
   constexpr int kStride = kWs ? kTileStride : kRedRows;
   float* red = reinterpret_cast<float*>(smem);  // [token][kStride] partial tile
   __syncthreads();                              // nobody reads the ring any more
-  if (acc != nullptr)
+  if constexpr (kWs) {
+    if (acc != nullptr) write_tile(red, *acc, warp_n, warp_m, lane);
+  } else {
     for_each_element(0, 0, warp_n, warp_m, lane, [&](int tn, int fm, int i, int row, int token) {
       red[token * kStride + row] = (*acc)[tn][fm].r[i];
     });
+  }
   cluster_sync();
   const int ranks = static_cast<int>(cluster_ctas()), rank = static_cast<int>(cluster_rank());
   if constexpr (!kWs) {
@@ -182,10 +185,29 @@ template <class Cfg>
 QGEMM_DEVICE void MmaGemm<Cfg>::stage_tile(float* tile, const FragC (&acc)[kTN][kFM], int warp_n,
                                            int warp_m, int lane) {
   sync_compute_threads();  // every compute warp is done with the ring
-  for_each_element(0, 0, warp_n, warp_m, lane, [&](int tn, int fm, int i, int row, int token) {
-    tile[token * kTileStride + row] = acc[tn][fm].r[i];
-  });
+  write_tile(tile, acc, warp_n, warp_m, lane);
   sync_compute_threads();
+}
+
+template <class Cfg>
+QGEMM_DEVICE void MmaGemm<Cfg>::write_tile(float* tile, const FragC (&acc)[kTN][kFM], int warp_n,
+                                           int warp_m, int lane) {
+  if constexpr (kWarpsK == 1) {
+    for_each_element(0, 0, warp_n, warp_m, lane, [&](int tn, int fm, int i, int row, int token) {
+      tile[token * kTileStride + row] = acc[tn][fm].r[i];
+    });
+    return;
+  }
+  const int warp_k = static_cast<int>(threadIdx.x / 32) / (Cfg::kWarpsN * Cfg::kWarpsM);
+#pragma unroll 1
+  for (int part = kWarpsK - 1; part >= 0; --part) {
+    if (warp_k == part)
+      for_each_element(0, 0, warp_n, warp_m, lane, [&](int tn, int fm, int i, int row, int token) {
+        float& at = tile[token * kTileStride + row];
+        at = part == kWarpsK - 1 ? acc[tn][fm].r[i] : at + acc[tn][fm].r[i];
+      });
+    if (part > 0) sync_compute_threads();
+  }
 }
 
 template <class Cfg>

@@ -20,7 +20,8 @@ QGEMM_DEVICE typename MmaGemm<Cfg>::Work MmaGemm<Cfg>::make_work(const MmaGemmPa
 
 template <class Cfg>
 QGEMM_DEVICE bool MmaGemm<Cfg>::flushes_at_end(const Work& w, int it) {
-  if constexpr (kGroups && Cfg::kGroupK >= kStageK)
+  // Warps along K see every other stage of a group: each flushes its share (the same scale).
+  if constexpr (kGroups && Cfg::kGroupK >= kStageK && kWarpsK == 1)
     return ((w.unit_begin + it * kUnits) * kUnitK + kStageK) % Cfg::kGroupK == 0 ||
            it == w.iters - 1;
   return true;
@@ -110,12 +111,13 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run_ws(const MmaGemmParams& p, u8* smem) {
   // M = 256 68.53 -> 65.10.
   const int warp = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 32), 0);
   const int lane = threadIdx.x % 32;
-  const int warp_n = warp % Cfg::kWarpsN, warp_m = warp / Cfg::kWarpsN;
+  const int warp_n = warp % Cfg::kWarpsN, warp_m = (warp / Cfg::kWarpsN) % Cfg::kWarpsM;
+  const int warp_k = warp / (Cfg::kWarpsN * Cfg::kWarpsM);
   const Work w = make_work(p);
   if (threadIdx.x == 0) {
     for (int s = 0; s < Cfg::kStages; ++s) {
       mbarrier_init(&full[s], kLoadThreads);
-      mbarrier_init(&empty[s], kWarps);
+      mbarrier_init(&empty[s], kWarps / kWarpsK);  // one warpgroup along K computes a stage
     }
   }
   __syncthreads();
@@ -164,7 +166,7 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run_ws(const MmaGemmParams& p, u8* smem) {
   if constexpr (kZeroSums)
     for (FragC& f : sums.f)
       for (float& v : f.r) v = 0.0f;
-  for (int it = 0; it < w.iters; ++it) {
+  for (int it = warp_k; it < w.iters; it += kWarpsK) {
     const int slot = it % Cfg::kStages;
     mbarrier_wait(&full[slot], (it / Cfg::kStages) & 1);
     // NOTE: the stage came through cp.async (generic proxy); wgmma reads it through the async

@@ -101,12 +101,17 @@ Status MmaGemmConfig::validate() const {
   }
   if (warp_specialized && !wgmma)
     return invalid_argument(str(where, ": warp specialization comes with wgmma"));
+  if (warps_k != 1 && !(warps_k == 2 && warp_specialized && warps_n * warps_m == 4))
+    return invalid_argument(str(where, ": warps_k=", warps_k,
+                                " is not supported (1, or 2 for a warp-specialized tile of one "
+                                "warpgroup: warps_n x warps_m = 4)"));
   return Status();
 }
 
 std::string MmaGemmConfig::tiling() const {
   return str("w", warps_n, "x", warps_m, " t", tiles_n, " f", frags_m, " u", units_per_stage, " s",
-             stages, warp_specialized ? " ws" : wgmma ? " wg" : "");
+             stages, warp_specialized ? " ws" : wgmma ? " wg" : "",
+             warps_k > 1 ? str(" kw", warps_k) : std::string());
 }
 
 std::string MmaGemmConfig::to_string() const {
@@ -177,6 +182,9 @@ KernelSpec MmaGemmConfig::spec() const {
           ";\n"
           "  static constexpr int kWarpsM = ",
           warps_m,
+          ";\n"
+          "  static constexpr int kWarpsK = ",
+          warps_k,
           ";\n"
           "  static constexpr int kTilesN = ",
           tiles_n,

@@ -27,6 +27,7 @@ struct MmaGemmConfig {
   // Tiling.
   int warps_n = 4;          ///< warps along N (weight rows)
   int warps_m = 1;          ///< warps along M (tokens)
+  int warps_k = 1;          ///< warp-specialized: compute warpgroups taking alternate stages
   int tiles_n = 1;          ///< 16-row tiles per warp
   int frags_m = 1;          ///< 8-token groups per warp
   int units_per_stage = 2;  ///< K units per pipeline stage
@@ -47,7 +48,7 @@ struct MmaGemmConfig {
   Status validate() const;
   std::string to_string() const;
   /// Tiling only, e.g. "w4x1 t2 f8 u2 s4" (" wg" appended for wgmma, " ws" when also
-  /// warp-specialized).
+  /// warp-specialized, " kw2" for two compute warpgroups along K).
   std::string tiling() const;
   uint64_t hash() const;
   KernelSpec spec() const;
@@ -56,7 +57,7 @@ struct MmaGemmConfig {
   KernelSpec dequant_spec() const;
 
   /// Compute warps plus the copy warpgroup when warp-specialized.
-  int threads() const { return 32 * warps_n * warps_m + (warp_specialized ? 128 : 0); }
+  int threads() const { return 32 * warps_n * warps_m * warps_k + (warp_specialized ? 128 : 0); }
   /// Whether the kernel may launch programmatically (KernelSpec::programmatic_launch).
   bool programmatic_launch() const;
   int block_n() const { return 16 * tiles_n * warps_n; }

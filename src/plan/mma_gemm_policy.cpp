@@ -98,7 +98,8 @@ std::string MmaTile::to_string() const {
              " waves", waves, splits > 0 ? str(" splits", splits) : std::string(),
              warp_specialized ? " ws"
              : wgmma          ? " wg"
-                              : "");
+                              : "",
+             warps_k > 1 ? str(" kw", warps_k) : std::string());
 }
 
 Expected<MmaTile> MmaTile::parse(const std::string& text) {
@@ -111,7 +112,8 @@ Expected<MmaTile> MmaTile::parse(const std::string& text) {
                                 "; expected e.g. \"w4x1 t1 f4 s6 k128 waves4\" (warps NxM, tiles "
                                 "per warp, 8-token groups per warp, stages, K per stage, "
                                 "CTAs per SM, optional splitsN for N fixed K splits, wg for "
-                                "wgmma or ws for warp-specialized wgmma)"));
+                                "wgmma or ws for warp-specialized wgmma, kw2 for two compute "
+                                "warpgroups along K)"));
   };
   while (in >> part) {
     int a = 0, b = 0;
@@ -122,6 +124,9 @@ Expected<MmaTile> MmaTile::parse(const std::string& text) {
       t.wgmma = t.warp_specialized = true;
     } else if (std::sscanf(part.c_str(), "w%dx%d%c", &a, &b, &tail) == 2) {
       t.warps_n = a, t.warps_m = b, seen[0] = true;
+    } else if (std::sscanf(part.c_str(), "kw%d%c", &a, &tail) == 1) {
+      if (a < 1 || a > 2) return bad("kw must be 1 or 2");
+      t.warps_k = a;
     } else if (std::sscanf(part.c_str(), "splits%d%c", &a, &tail) == 1) {
       if (a < 1 || a > kMaxSplits) return bad(str("splits must be 1..", kMaxSplits));
       t.splits = a;
@@ -274,6 +279,7 @@ Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& wei
   c.warp_specialized = t.warp_specialized;
   c.warps_n = t.warps_n;
   c.warps_m = t.warps_m;
+  c.warps_k = t.warps_k;
   c.tiles_n = t.tiles_n;
   c.frags_m = t.frags_m;
   c.stages = t.stages;

@@ -28,11 +28,14 @@ struct Tile {
   int frags_m, warps_m, warps_n = 4;
   bool ws = false;
   int stage_k = 128;
+  int warps_k = 1;  // two compute warpgroups taking alternate stages of one 64-row tile
 };
-// The last: 256-K warp-specialized stages, where two scale groups per stage (g128) get a
-// partial set each.
-const Tile kTiles[] = {
-    {1, 1}, {2, 2}, {8, 1}, {16, 1}, {8, 1, 8, true}, {16, 1, 8, true}, {8, 1, 8, true, 256}};
+// 256-K warp-specialized stages, where two scale groups per stage (g128) get a partial set
+// each; and a 64-row ws tile with two compute warpgroups along K.
+const Tile kTiles[] = {{1, 1},           {2, 2},
+                       {8, 1},           {16, 1},
+                       {8, 1, 8, true},  {16, 1, 8, true},
+                       {8, 1, 8, true, 256}, {8, 1, 4, true, 128, 2}};
 const int64_t kTokens[] = {1, 7, 64, 118, 1000};
 const char* const kWeightSpecs[] = {
     "int4/g128/bf16", "uint4/g128/fp16/zp",     "int8/channel/bf16",    "e2m1/g32/ue8m0",
@@ -57,6 +60,7 @@ MmaGemmConfig wgmma_config(const WeightFormat& wf, DType act, Tile t) {
     MmaTile tile;
     tile.warps_n = t.warps_n;
     tile.warps_m = t.warps_m;
+    tile.warps_k = t.warps_k;
     tile.frags_m = t.frags_m;
     tile.stages = t.stage_k > 128 ? 4 : 6;
     tile.stage_k = t.stage_k;
@@ -256,7 +260,8 @@ TEST(WgmmaGemmGpu, OddShapesWithChannelScales) {
       auto dw = upload_weight(*w, DType::bf16());
       ASSERT_TRUE(dw.ok()) << dw.status().to_string();
       for (int64_t m : {1, 33, 300})
-        for (const Tile& t : {Tile{1, 1}, Tile{4, 2}, Tile{16, 1, 8, true}}) {
+        for (const Tile& t :
+             {Tile{1, 1}, Tile{4, 2}, Tile{16, 1, 8, true}, Tile{8, 1, 4, true, 128, 2}}) {
           const MmaGemmConfig cfg = wgmma_config(wf, DType::bf16(), t);
           SCOPED_TRACE(str(cfg.to_string(), " M=", m, " N=", n, " K=", k));
           auto a = quantize_activations(HostValues::of(random_normal(m * k, 7 + m, 1.0f)), m, k,

@@ -86,6 +86,27 @@ TEST(MmaTile, TextRoundTripAndErrors) {
       mma_config_for(*fixed, f, DType::bf16(), DType::bf16(), *device_preset("h200"));
   ASSERT_TRUE(fixed_config.ok());
   EXPECT_EQ(fixed_config->split_count, 7);
+  // Two compute warpgroups along K ("kw2"): a 64-row warp-specialized tile of 384 threads;
+  // elsewhere the config is refused with the reason.
+  auto kw2 = MmaTile::parse("w4x1 t1 f8 s6 k128 waves1 ws kw2");
+  ASSERT_TRUE(kw2.ok()) << kw2.status().to_string();
+  EXPECT_EQ(kw2->warps_k, 2);
+  EXPECT_EQ(kw2->to_string(), "w4x1 t1 f8 s6 k128 waves1 ws kw2");
+  auto kw2_config = mma_config_for(*kw2, f, DType::bf16(), DType::bf16(), *device_preset("h200"));
+  ASSERT_TRUE(kw2_config.ok()) << kw2_config.status().to_string();
+  EXPECT_EQ(kw2_config->warps_k, 2);
+  EXPECT_EQ(kw2_config->threads(), 384);
+  EXPECT_NE(kw2_config->to_string().find(" kw2"), std::string::npos);
+  for (const char* refused : {"w8x1 t1 f8 s6 k128 waves1 ws kw2", "w4x1 t1 f8 s6 k128 wg kw2"}) {
+    auto c = mma_config_for(*MmaTile::parse(refused), f, DType::bf16(), DType::bf16(),
+                            *device_preset("h200"));
+    EXPECT_FALSE(c.ok()) << refused;
+    if (!c.ok()) {
+      EXPECT_NE(c.status().message().find("warps_k=2 is not supported"), std::string::npos)
+          << c.status().to_string();
+    }
+  }
+  EXPECT_FALSE(MmaTile::parse("w4x1 t1 f8 s6 k128 ws kw3").ok());
   for (const char* bad : {"w4x1 t1 f1 s4 k256 splits0", "w4x1 t1 f1 s4 k256 splits17"}) {
     auto r = MmaTile::parse(bad);
     EXPECT_FALSE(r.ok()) << bad;
