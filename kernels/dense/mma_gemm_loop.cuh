@@ -111,8 +111,13 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run_ws(const MmaGemmParams& p, u8* smem) {
   // M = 256 68.53 -> 65.10.
   const int warp = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 32), 0);
   const int lane = threadIdx.x % 32;
-  const int warp_n = warp % Cfg::kWarpsN, warp_m = (warp / Cfg::kWarpsN) % Cfg::kWarpsM;
-  const int warp_k = warp / (Cfg::kWarpsN * Cfg::kWarpsM);
+  // NOTE: without warps along K, warp_m is written as before kw2 existed: `% kWarpsM` would
+  // let the compiler fold it to 0 and reschedule every ws kernel (their timings stand as
+  // measured with this code).
+  const int warp_n = warp % Cfg::kWarpsN;
+  const int warp_m =
+      kWarpsK == 1 ? warp / Cfg::kWarpsN : (warp / Cfg::kWarpsN) % Cfg::kWarpsM;
+  const int warp_k = kWarpsK == 1 ? 0 : warp / (Cfg::kWarpsN * Cfg::kWarpsM);
   const Work w = make_work(p);
   if (threadIdx.x == 0) {
     for (int s = 0; s < Cfg::kStages; ++s) {

@@ -38,13 +38,26 @@ const Bucket kBuckets[] = {
 // from M = 1024 (218 vs 276 us), hence the hand-off at 513 (mma_handoff_m). Decode is split at 8
 // tokens: 9..32 take a 16-token tile (M = 16: 16.5 us against 21.4 us for two rows of 8-token
 // CTAs, which read the weight twice; at M = 1 it loses, 16.3 against 13.8 us; bench/NOTES.md
-// "split-K sum"). With the hand-off's expansion kernel that is five kernels per layer.
+// "split-K sum"). With the hand-off's expansion kernel that is five kernels per layer (six for
+// layers of few rows: kSmallNTile below).
 const Bucket kHopperBuckets[] = {
     {8, {4, 1, 1, 1, 4, 256, 4}},
     {32, {4, 1, 1, 2, 4, 256, 4}},
     {128, {8, 1, 1, 8, 6, 128, 1, true, true}},
     {INT64_MAX, {8, 1, 1, 16, 5, 128, 1, true, true}},
 };
+
+// NOTE: a layer of few rows cannot fill the GPU with 128-row tiles at 33..64 tokens: the
+// medium bucket splits K 4+ ways in clusters whose sum costs more than it gains. There, 64-row
+// tiles of two compute warpgroups along K ("kw2": each takes every other stage, they add their
+// sums in shared memory) make twice the CTAs with half the splits. `qgemm tune` on the H200,
+// int4/g128 x bf16, M = 64 (bench/NOTES.md "warps along K"): N = K = 4096 12.72 -> 10.84 us,
+// N = 4096 K = 14336 25.34 -> 22.76; but N = K = 8192 22.17 -> 24.45 (each CTA copies the
+// activations for half the rows: 1.7x the bytes) and at 65..128 tokens 4096 x 14336 33.44 ->
+// 37.98, so only up to 64 tokens and only where the 128-row grid needs 4 or more splits.
+constexpr int64_t kSmallNMaxM = 64;
+const MmaTile kWideFloatZeroTile = {4, 2, 1, 4, 4, 128, 1, true, false};
+const MmaTile kSmallNTile = {4, 1, 1, 8, 6, 128, 1, true, true, 0, 2};
 
 struct BucketList {
   const Bucket* buckets;
@@ -391,8 +404,22 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
     if (bucket(i, device).max_m <= 8 && tile.frags_m == 1 && !tile.wgmma && weight.type.bits == 8 &&
         !weight.has_group_scales() && !fits_one_wave(tile, n, weight, act, out, device))
       tile.warps_n = 1, tile.warps_m = 1, tile.tiles_n = 1, tile.stages = 3, tile.stage_k = 256;
+    // NOTE: float zero points with 5- and 7-bit codes leave the ws tiles 16 tokens per
+    // warpgroup (their sum accumulator on top of 20-28 code words), where the 128-thread wgmma
+    // tile holds 32. `qgemm tune` on the H200, uint7/g128/fp32/zp_fp32 8192^2 M = 64
+    // (bench/NOTES.md "float zero points after the MMA"): ws 76.90 us, `w4x2 t1 f4 s4 k128 wg`
+    // 52.92, the hand-off 94.02. Above 128 tokens these layers hand off (mma_handoff_m).
+    if (tile.warp_specialized && bucket(i, device).max_m <= 128 &&
+        weight.zero_point == ZeroPointKind::kFloat &&
+        mma_layout::unit_words(weight.type.bits) > 12)
+      tile = kWideFloatZeroTile;
     auto c = mma_config_for(tile, weight, act, out, device);
     if (!c) return c.status();
+    if (c->warp_specialized && !plan.empty() && plan.back().max_m < kSmallNMaxM &&
+        bucket(i, device).max_m > kSmallNMaxM &&
+        (n + c->block_n() - 1) / c->block_n() * 4 <= device.multiprocessors)
+      if (auto small_n = mma_config_for(kSmallNTile, weight, act, out, device))
+        plan.push_back({kSmallNMaxM, *small_n});
     plan.push_back({bucket(i, device).max_m, *c});
   }
   return plan;

@@ -45,7 +45,8 @@ constexpr CheckFormat kCheckFormats[] = {
 // Weight types of the dequantization kernels `jit check` compiles (signed, unsigned, float).
 constexpr const char* kCheckDequant[] = {"int4/g128/bf16", "uint8/g128/bf16/zp", "int3/g128/bf16",
                                          "e2m1/g32/ue8m0", "e4m3/b128x128/fp32"};
-// The layer shape plans are made for (the planner's choices do not depend on it today).
+// The layer shape plans are made for. Layers of few rows add a bucket on the kw2 tile, which the
+// tune candidates below cover.
 constexpr int64_t kCheckN = 8192, kCheckK = 8192;
 
 const char* kDebugHelp =
@@ -117,11 +118,13 @@ void add_check_specs(const std::string& arch, SpecSet& set, std::vector<std::str
     // The expansion kernel is compiled for every format, even where the hand-off is off.
     set.add(plan->back().config.dequant_spec(), "cuBLAS hand-off");
     // The wgmma variants `qgemm tune` may choose on Hopper: the smallest, a two-warpgroup and
-    // the largest token tile, and the warp-specialized 128-row tiles.
+    // the largest token tile, the warp-specialized 128-row tiles, and the 64-row one with two
+    // compute warpgroups along K (the planner's for layers of few rows).
     if (arch == "sm_90a")
       for (const char* tile :
            {"w4x1 t1 f2 s6 k128 wg", "w4x2 t1 f8 s4 k128 wg", "w4x1 t1 f16 s4 k128 wg",
-            "w8x1 t1 f8 s6 k128 ws", "w8x1 t1 f16 s5 k128 ws", "w8x1 t1 f8 s4 k256 ws"}) {
+            "w8x1 t1 f8 s6 k128 ws", "w8x1 t1 f16 s5 k128 ws", "w8x1 t1 f8 s4 k256 ws",
+            "w4x1 t1 f8 s6 k128 ws kw2"}) {
         auto c = mma_config_for(*MmaTile::parse(tile), weight, *parse_dtype(f.act),
                                 *parse_dtype(f.out), device);
         if (!c)

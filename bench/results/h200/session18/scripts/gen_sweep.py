@@ -2,6 +2,7 @@
 
     python3 gen_sweep.py PROFILE SEED COUNT > cmds.txt     (QGEMM_BIN: qgemm, default build/qgemm)
 
+PROFILE `odd` (session 19) draws odd groups, float zero points and few-row layers.
 PROFILE `small` made sweep 1 (seed 1130, 200 cases): N up to 8192, K up to 4000, M up to 1100,
 bf16 / fp16 output. `wide` made sweeps 2 (seed 20261201, 230) and 3 (seed 777, 200): N up to
 14336, K up to 9000, M up to 4096, fp32 output too; quantized activations (which run on the CPU
@@ -30,7 +31,20 @@ PROFILES = {
         m=[1, 2, 4, 6, 8, 10, 15, 24, 40, 48, 96, 127, 130, 250, 384, 385, 511, 600, 1024, 1500,
            2048, 4096],
         out=["bf16", "fp16", "fp16", "bf16", "fp32"], capped=True),
+    # Session 19: groups that are multiples of 16 but no power of two (jit since then), float
+    # zero points, and layers of few rows at 33..64 tokens (the kw2 bucket).
+    "odd": dict(
+        k_max=6000, k_min=8,
+        n=lambda r: r.choice([r.randint(1, 600), r.randint(600, 4224), r.randint(4224, 9000)]),
+        m=[1, 7, 16, 33, 40, 48, 57, 64, 64, 65, 100, 128, 129, 300, 1000],
+        out=["bf16", "fp16", "fp32"], capped=True,
+        modes=["g48", "g80", "g96", "g192", "g320", "b32x96", "b64x48", "g64", "g128", "channel",
+               "tensor"],
+        zp=["zp", "zp_fp16", "zp_bf16", "zp_fp32", "zp_fp32"]),
 }
+MODES = ["g16", "g32", "g64", "g128", "g128", "g256", "g512", "g1024", "channel", "channel",
+         "b64x128", "b128x128", "tensor"]
+ZERO_POINTS = ["zp", "zp", "zp_fp16", "zp_bf16", "zp_fp32"]
 INTS = [f"int{b}" for b in range(1, 9)]
 UINTS = [f"uint{b}" for b in range(1, 9)]
 FLOATS = ["e2m1", "e2m3", "e3m2", "e4m3", "e5m2"]
@@ -41,17 +55,16 @@ ALIAS_GROUP = {"mxfp4": 32, "nvfp4": 16, "mxfp6_e2m3": 32, "mxfp6_e3m2": 32, "mx
                "fp8_block": 128, "fp8_channel": 1}
 
 
-def spec(rng):
+def spec(rng, profile):
     """A weight spec and the K its scales need K to be a multiple of."""
     if rng.random() < 0.15:
         a = rng.choice(ALIASES)
         return a, ALIAS_GROUP.get(a, 128 if "g128" in a else 1)
     t = rng.choice(INTS + UINTS + FLOATS)
-    mode = rng.choice(["g16", "g32", "g64", "g128", "g128", "g256", "g512", "g1024", "channel",
-                       "channel", "b64x128", "b128x128", "tensor"])
+    mode = rng.choice(profile.get("modes", MODES))
     s = f"{t}/{mode}/{rng.choice(SCALES)}"
     if t.startswith("uint") and rng.random() < 0.8:
-        s += "/" + rng.choice(["zp", "zp", "zp_fp16", "zp_bf16", "zp_fp32"])
+        s += "/" + rng.choice(profile.get("zp", ZERO_POINTS))
     if rng.random() < 0.15:
         s += "/global"
     g = int(mode[1:]) if mode.startswith("g") else (
@@ -65,7 +78,7 @@ def main():
     rng = random.Random(seed)
     out, bad = [], set()
     while len(out) < count:
-        s, g = spec(rng)
+        s, g = spec(rng, profile)
         if s in bad:
             continue
         k = g * rng.randint(1, max(1, profile["k_max"] // g)) if g > 1 else rng.randint(
