@@ -342,6 +342,13 @@ Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& wei
   if (c.warp_specialized &&
       (words > 4 || c.float_zero || (c.zero_table && c.group_k == mma_layout::kWholeRowGroupK)))
     while (c.stage_k() > 128 && c.units_per_stage > 1) c.units_per_stage /= 2;
+  // NOTE: float zero points keep one partial set (their activation sums take the registers of
+  // the second), so a stage of several groups drains its wgmmas once per group: those stages
+  // shrink to one group where a unit allows. `qgemm tune` on the H200, uint4/g64/fp16/zp_fp16
+  // 8192^2, M = 64 / 128 (bench/NOTES.md "float zero points after the MMA"): s6 k128 43.67 /
+  // 78.10 us, s6 k64 36.68 / 66.15.
+  if (c.warp_specialized && c.float_zero && c.group_k > 0)
+    while (c.stage_k() > c.group_k && c.units_per_stage > 1) c.units_per_stage /= 2;
   // NOTE: a warp-specialized stage of exactly one scale group becomes two groups in half as
   // many stages where each group can keep its own partial sums (kPartSets in mma_gemm.cuh: up to
   // 64 tokens, codes of at most 4 words, no float zero points): the MMAs drain once per two
@@ -408,9 +415,9 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
     // warpgroup (their sum accumulator on top of 20-28 code words), where the 128-thread wgmma
     // tile holds 32. `qgemm tune` on the H200, uint7/g128/fp32/zp_fp32 8192^2 M = 64
     // (bench/NOTES.md "float zero points after the MMA"): ws 76.90 us, `w4x2 t1 f4 s4 k128 wg`
-    // 52.92, the hand-off 94.02. Above 128 tokens these layers hand off (mma_handoff_m).
-    if (tile.warp_specialized && bucket(i, device).max_m <= 128 &&
-        weight.zero_point == ZeroPointKind::kFloat &&
+    // 52.92, the hand-off 94.02; M = 128 149.86 / 104.71 / 94.94. Above 128 tokens these layers
+    // hand off (mma_handoff_m) where cuBLASLt has the activation / output pair.
+    if (tile.warp_specialized && weight.zero_point == ZeroPointKind::kFloat &&
         mma_layout::unit_words(weight.type.bits) > 12)
       tile = kWideFloatZeroTile;
     auto c = mma_config_for(tile, weight, act, out, device);

@@ -44,7 +44,7 @@ void expect_sane_plan(const std::vector<MmaPlanEntry>& plan, int64_t n, int64_t 
   // Three token buckets; four on Hopper, whose decode bucket splits at 8 tokens, and five
   // there for layers whose 128-row tiles cannot fill the GPU at 64 tokens (33..64 on 64-row
   // tiles with two compute warpgroups along K).
-  // Float zero points with 5-/7-bit codes run 33..128 tokens on the 128-thread wgmma tile.
+  // Float zero points with 5-/7-bit codes run on the 128-thread wgmma tile from 33 tokens.
   const bool wide_float_zero =
       f.zero_point == ZeroPointKind::kFloat && mma_layout::unit_words(f.type.bits) > 12;
   const bool small_n =
@@ -75,8 +75,7 @@ void expect_sane_plan(const std::vector<MmaPlanEntry>& plan, int64_t n, int64_t 
     format_only.arch = c.arch;
     EXPECT_EQ(format_only, c) << at;
     // wgmma tiles only for sm_90a; there the medium and large buckets are warp-specialized.
-    EXPECT_EQ(c.arch == "sm_90a" && plan[i].max_m > (wide_float_zero ? 128 : 32),
-              c.warp_specialized)
+    EXPECT_EQ(c.arch == "sm_90a" && plan[i].max_m > 32 && !wide_float_zero, c.warp_specialized)
         << at;
     EXPECT_EQ(small_n && plan[i].max_m == 64 ? 2 : 1, c.warps_k) << at;
     if (c.group_k > 0) {
