@@ -53,9 +53,10 @@ int MmaGemmConfig::unit_k() const { return mma_layout::unit_k(bits); }
 int MmaGemmConfig::smem_bytes() const {
   const int gps = mma_layout::groups_per_stage(group_k, stage_k());
   return mma_layout::ring_bytes(
-      mma_layout::stage_bytes(bits, tiles_n * warps_n, units_per_stage, block_m(), gps,
-                              elem_index(scale_table), zero_kind()),
-      stages, wgmma) + mma_layout::barrier_bytes(stages, warp_specialized);
+             mma_layout::stage_bytes(bits, tiles_n * warps_n, units_per_stage, block_m(), gps,
+                                     elem_index(scale_table), zero_kind()),
+             stages, wgmma) +
+         mma_layout::barrier_bytes(stages, warp_specialized);
 }
 
 Status MmaGemmConfig::validate() const {
@@ -110,7 +111,10 @@ Status MmaGemmConfig::validate() const {
 
 std::string MmaGemmConfig::tiling() const {
   return str("w", warps_n, "x", warps_m, " t", tiles_n, " f", frags_m, " u", units_per_stage, " s",
-             stages, warp_specialized ? " ws" : wgmma ? " wg" : "",
+             stages,
+             warp_specialized ? " ws"
+             : wgmma          ? " wg"
+                              : "",
              warps_k > 1 ? str(" kw", warps_k) : std::string());
 }
 

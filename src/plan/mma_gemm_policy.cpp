@@ -375,8 +375,8 @@ Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& wei
 namespace {
 
 // Whether one token tile of `tile`'s CTAs over `n` rows fits on the device at once (unsplit).
-bool fits_one_wave(const MmaTile& tile, int64_t n, const WeightFormat& weight, DType act,
-                   DType out, const DeviceInfo& device) {
+bool fits_one_wave(const MmaTile& tile, int64_t n, const WeightFormat& weight, DType act, DType out,
+                   const DeviceInfo& device) {
   const auto c = mma_config_for(tile, weight, act, out, device);
   if (!c.ok()) return false;
   const int64_t rows = 16LL * c->tiles_n * c->warps_n;
@@ -456,12 +456,20 @@ int64_t mma_handoff_m(const DeviceInfo& device, const WeightFormat& weight, DTyp
   // boundary.
   if (device.arch() != "sm_90a") return 512;
   const int words = mma_layout::unit_words(weight.type.bits);
+  // NOTE: float zero points with groups shorter than the ws stage shrink the stage to one group
+  // and hold 64 tokens (mma_config_for): `qgemm tune` on the H200, uint4/g64/fp16/zp_fp16
+  // 8192^2 (bench/NOTES.md "float zero points after the MMA"), ws / hand-off: M = 128 71.49 /
+  // 90.07 us, M = 256 139.32 / 100.39; the tune's crossover 182.
+  const size_t large_bucket = std::size(kHopperBuckets) - 1;
+  if (weight.zero_point == ZeroPointKind::kFloat && words <= 8) {
+    const auto c = mma_config_for(bucket_tile(large_bucket, device), weight, act, out, device);
+    if (c.ok() && c->warp_specialized && c->stage_k() < 128) return 193;
+  }
   if (words > 12) return 129;
   if (words == 8 && weight.has_group_scales()) return 385;
   if (words <= 8) return 513;
-  const size_t large = std::size(kHopperBuckets) - 1;
-  const auto c = mma_config_for(bucket_tile(large, device), weight, act, out, device);
-  return c.ok() && c->frags_m >= bucket_tile(large, device).frags_m ? 513 : 257;
+  const auto c = mma_config_for(bucket_tile(large_bucket, device), weight, act, out, device);
+  return c.ok() && c->frags_m >= bucket_tile(large_bucket, device).frags_m ? 513 : 257;
 }
 
 }  // namespace qgemm

@@ -94,7 +94,7 @@ struct MmaTailSplit {
 
 /// The tail split of a grid of `grid_x` x `grid_y` CTAs of `config` with `splits` K splits over
 /// `k_stages` pipeline stages: only for warp-specialized tiles launched without K splits.
-MmaTailSplit mma_tail_split(const MmaGemmConfig& config, int64_t grid_x, int64_t grid_y,
-                            int splits, int k_stages, const DeviceInfo& device, int registers = 0);
+MmaTailSplit mma_tail_split(const MmaGemmConfig& config, int64_t grid_x, int64_t grid_y, int splits,
+                            int k_stages, const DeviceInfo& device, int registers = 0);
 
 }  // namespace qgemm

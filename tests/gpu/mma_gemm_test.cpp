@@ -153,9 +153,9 @@ TEST(MmaGemmGpu, ClusterSplitsThatFitTheGpu) {
 // to ~2.6e-3 (H200 format sweep, session 18). Token counts below every hand-off.
 TEST(MmaGemmGpu, FloatZeroPointsStayExact) {
   QGEMM_REQUIRE_GPU();
-  for (const char* spec : {"uint4/g64/bf16/zp_bf16", "uint7/g128/fp32/zp_fp32",
-                           "uint8/b128x128/bf16/zp_fp32", "uint7/tensor/fp32/zp_fp32",
-                           "uint3/g32/fp16/zp_fp16"})
+  for (const char* spec :
+       {"uint4/g64/bf16/zp_bf16", "uint7/g128/fp32/zp_fp32", "uint8/b128x128/bf16/zp_fp32",
+        "uint7/tensor/fp32/zp_fp32", "uint3/g32/fp16/zp_fp16"})
     for (int64_t m : {1, 16, 64, 120}) {
       SCOPED_TRACE(str(spec, " M=", m));
       auto r = testing::run_and_check(*WeightFormat::parse(spec), *ActFormat::parse("bf16"),

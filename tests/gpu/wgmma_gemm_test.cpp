@@ -32,10 +32,14 @@ struct Tile {
 };
 // 256-K warp-specialized stages, where two scale groups per stage (g128) get a partial set
 // each; and a 64-row ws tile with two compute warpgroups along K.
-const Tile kTiles[] = {{1, 1},           {2, 2},
-                       {8, 1},           {16, 1},
-                       {8, 1, 8, true},  {16, 1, 8, true},
-                       {8, 1, 8, true, 256}, {8, 1, 4, true, 128, 2}};
+const Tile kTiles[] = {{1, 1},
+                       {2, 2},
+                       {8, 1},
+                       {16, 1},
+                       {8, 1, 8, true},
+                       {16, 1, 8, true},
+                       {8, 1, 8, true, 256},
+                       {8, 1, 4, true, 128, 2}};
 const int64_t kTokens[] = {1, 7, 64, 118, 1000};
 const char* const kWeightSpecs[] = {
     "int4/g128/bf16", "uint4/g128/fp16/zp",     "int8/channel/bf16",    "e2m1/g32/ue8m0",

@@ -16,8 +16,9 @@ namespace {
 const char* const kPresets[] = {"sm_80", "sm_86", "sm_89", "sm_90", "h200"};
 
 const char* const kFormats[] = {
-    "int4/g128/bf16", "uint4/g128/fp16/zp", "int3/g128/bf16", "int8/channel/bf16", "e2m1/g32/ue8m0",
-    "nvfp4",          "e4m3/b128x128/fp32", "int5/g64/bf16",  "e2m3/g32/ue8m0",
+    "int4/g128/bf16",          "uint4/g128/fp16/zp",     "int3/g128/bf16",
+    "int8/channel/bf16",       "e2m1/g32/ue8m0",         "nvfp4",
+    "e4m3/b128x128/fp32",      "int5/g64/bf16",          "e2m3/g32/ue8m0",
     "uint7/g128/fp32/zp_fp32", "uint4/g64/fp16/zp_fp16",
 };
 
@@ -47,8 +48,7 @@ void expect_sane_plan(const std::vector<MmaPlanEntry>& plan, int64_t n, int64_t 
   // Float zero points with 5-/7-bit codes run on the 128-thread wgmma tile from 33 tokens.
   const bool wide_float_zero =
       f.zero_point == ZeroPointKind::kFloat && mma_layout::unit_words(f.type.bits) > 12;
-  const bool small_n =
-      d.sm() == 90 && (n + 127) / 128 * 4 <= d.multiprocessors && !wide_float_zero;
+  const bool small_n = d.sm() == 90 && (n + 127) / 128 * 4 <= d.multiprocessors && !wide_float_zero;
   ASSERT_EQ(d.sm() == 90 ? (small_n ? 5u : 4u) : 3u, plan.size()) << where;
   std::set<uint64_t> configs;
   for (size_t i = 0; i < plan.size(); ++i) {
@@ -182,8 +182,8 @@ TEST(MmaPlan, UngroupedEightBitCodesDecodeInOneWarpCtasWhereFourWarpsOverflowAWa
         const MmaGemmConfig& c = entry_for(*plan, 1).config;
         const bool one_warp =
             f.type.bits == 8 && !f.has_group_scales() && c.arch == "sm_90a" && n == 28672;
-        EXPECT_EQ(one_warp ? 1 : 4, c.warps_n) << preset << " " << spec << " N=" << n << " "
-                                                << c.to_string();
+        EXPECT_EQ(one_warp ? 1 : 4, c.warps_n)
+            << preset << " " << spec << " N=" << n << " " << c.to_string();
         EXPECT_EQ(1, c.warps_m) << preset << " " << spec;
         if (one_warp) {
           EXPECT_EQ(256, c.stage_k()) << preset << " " << spec;
@@ -299,18 +299,23 @@ TEST(MmaPlan, ClusterSplitsLoweredUntilTheirClustersFit) {
 
 // The expansion + cuBLAS hand-off by code width on Hopper (wider codes are dearer per token in
 // the ws tiles; 6-bit codes stay up to 512 where the large bucket holds 128 tokens of them, not
-// with groups shorter than their 128-K unit; 8-bit codes with group scales leave at 385), the
-// older boundary elsewhere, none where cuBLASLt has no such GEMM.
+// with groups shorter than their 128-K unit; 8-bit codes with group scales leave at 385; float
+// zero points in groups shorter than a 128-K stage at 193), the older boundary elsewhere, none
+// where cuBLASLt has no such GEMM.
 TEST(MmaPlan, HandOffDependsOnCodeWidthOnHopper) {
   const DeviceInfo h200 = *device_preset("h200");
   const struct {
     const char* spec;
     int64_t handoff;
-  } cases[] = {{"int1/g128/bf16", 513},    {"int2/g128/bf16", 513},     {"int3/g128/bf16", 257},
-               {"int4/g128/bf16", 513},    {"uint4/g128/bf16/zp", 513}, {"int5/g64/bf16", 129},
-               {"int6/channel/fp32", 513}, {"e3m2/g32/ue8m0", 257},     {"int7/g128/bf16", 129},
-               {"int8/channel/bf16", 513}, {"e4m3/channel/fp32", 513},  {"int6/g128/bf16", 513},
-               {"int6/g64/bf16", 257},     {"int8/g128/bf16", 385},     {"uint8/g64/fp16/zp", 385}};
+  } cases[] = {{"int1/g128/bf16", 513},          {"int2/g128/bf16", 513},
+               {"int3/g128/bf16", 257},          {"int4/g128/bf16", 513},
+               {"uint4/g128/bf16/zp", 513},      {"int5/g64/bf16", 129},
+               {"int6/channel/fp32", 513},       {"e3m2/g32/ue8m0", 257},
+               {"int7/g128/bf16", 129},          {"int8/channel/bf16", 513},
+               {"e4m3/channel/fp32", 513},       {"int6/g128/bf16", 513},
+               {"int6/g64/bf16", 257},           {"int8/g128/bf16", 385},
+               {"uint8/g64/fp16/zp", 385},       {"uint4/g64/fp16/zp_fp16", 193},
+               {"uint4/g128/bf16/zp_bf16", 513}, {"uint7/g128/fp32/zp_fp32", 129}};
   for (const auto& c : cases) {
     const WeightFormat f = *WeightFormat::parse(c.spec);
     EXPECT_EQ(c.handoff, mma_handoff_m(h200, f, DType::bf16(), DType::bf16())) << c.spec;

@@ -32,14 +32,22 @@ struct CheckFormat {
   const char* out;
 };
 constexpr CheckFormat kCheckFormats[] = {
-    {"int4/g128/bf16", "bf16", "bf16"},         {"int4/g128/fp16", "fp16", "fp16"},
-    {"uint4/g128/fp16/zp", "fp16", "fp16"},     {"int3/g128/bf16", "bf16", "bf16"},
-    {"int2/g128/bf16", "bf16", "bf16"},         {"int8/channel/bf16", "bf16", "bf16"},
-    {"e2m1/g32/ue8m0", "bf16", "bf16"},         {"e2m1/g16/e4m3/global", "bf16", "bf16"},
-    {"e4m3/b128x128/fp32", "bf16", "fp32"},     {"e5m2/g128/bf16", "bf16", "bf16"},
-    {"e3m2/g32/ue8m0", "bf16", "bf16"},         {"uint8/g128/bf16/zp", "bf16", "bf16"},
-    {"int5/g64/bf16", "bf16", "bf16"},          {"int7/g128/bf16", "bf16", "bf16"},
-    {"uint4/g64/fp16/zp_fp16", "fp16", "fp16"}, {"uint4/channel/fp16/zp", "bf16", "fp16"},
+    {"int4/g128/bf16", "bf16", "bf16"},
+    {"int4/g128/fp16", "fp16", "fp16"},
+    {"uint4/g128/fp16/zp", "fp16", "fp16"},
+    {"int3/g128/bf16", "bf16", "bf16"},
+    {"int2/g128/bf16", "bf16", "bf16"},
+    {"int8/channel/bf16", "bf16", "bf16"},
+    {"e2m1/g32/ue8m0", "bf16", "bf16"},
+    {"e2m1/g16/e4m3/global", "bf16", "bf16"},
+    {"e4m3/b128x128/fp32", "bf16", "fp32"},
+    {"e5m2/g128/bf16", "bf16", "bf16"},
+    {"e3m2/g32/ue8m0", "bf16", "bf16"},
+    {"uint8/g128/bf16/zp", "bf16", "bf16"},
+    {"int5/g64/bf16", "bf16", "bf16"},
+    {"int7/g128/bf16", "bf16", "bf16"},
+    {"uint4/g64/fp16/zp_fp16", "fp16", "fp16"},
+    {"uint4/channel/fp16/zp", "bf16", "fp16"},
     {"uint7/tensor/fp32/zp_fp32", "fp16", "bf16"},
 };
 // Weight types of the dequantization kernels `jit check` compiles (signed, unsigned, float).
@@ -228,8 +236,8 @@ int run_check(const CheckOptions& opt) {
   std::printf(
       "jit check: %zu kernels in %.1f s (%.1f s of compiling), %zu errors, %zu spilling, %zu "
       "with serialized wgmma: %s\n",
-      set.specs.size(), wall, compile_total / 1000, errors.size(), spills.size(),
-      serialized.size(), ok ? "OK" : "FAILED");
+      set.specs.size(), wall, compile_total / 1000, errors.size(), spills.size(), serialized.size(),
+      ok ? "OK" : "FAILED");
   return ok ? 0 : 1;
 }
 
