@@ -56,8 +56,10 @@ const Bucket kHopperBuckets[] = {
 // activations for half the rows: 1.7x the bytes) and at 65..128 tokens 4096 x 14336 33.44 ->
 // 37.98, so only up to 64 tokens and only where the 128-row grid needs 4 or more splits.
 constexpr int64_t kSmallNMaxM = 64;
-const MmaTile kWideFloatZeroTile = {4, 2, 1, 4, 4, 128, 1, true, false};
 const MmaTile kSmallNTile = {4, 1, 1, 8, 6, 128, 1, true, true, 0, 2};
+// The 128-thread wgmma tile that float zero points with 5- and 7-bit codes take instead of the
+// ws tiles (plan_mma_gemm says why).
+const MmaTile kWideFloatZeroTile = {4, 2, 1, 4, 4, 128, 1, true, false};
 
 struct BucketList {
   const Bucket* buckets;
