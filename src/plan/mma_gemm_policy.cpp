@@ -462,16 +462,15 @@ int64_t mma_handoff_m(const DeviceInfo& device, const WeightFormat& weight, DTyp
   // and hold 64 tokens (mma_config_for): `qgemm tune` on the H200, uint4/g64/fp16/zp_fp16
   // 8192^2 (bench/NOTES.md "float zero points after the MMA"), ws / hand-off: M = 128 71.49 /
   // 90.07 us, M = 256 139.32 / 100.39; the tune's crossover 182.
-  const size_t large_bucket = std::size(kHopperBuckets) - 1;
-  if (weight.zero_point == ZeroPointKind::kFloat && words <= 8) {
-    const auto c = mma_config_for(bucket_tile(large_bucket, device), weight, act, out, device);
-    if (c.ok() && c->warp_specialized && c->stage_k() < 128) return 193;
-  }
+  const MmaTile large_tile = bucket_tile(std::size(kHopperBuckets) - 1, device);
+  const auto large = mma_config_for(large_tile, weight, act, out, device);
+  if (weight.zero_point == ZeroPointKind::kFloat && words <= 8 && large.ok() &&
+      large->warp_specialized && large->stage_k() < 128)
+    return 193;
   if (words > 12) return 129;
   if (words == 8 && weight.has_group_scales()) return 385;
   if (words <= 8) return 513;
-  const auto c = mma_config_for(bucket_tile(large_bucket, device), weight, act, out, device);
-  return c.ok() && c->frags_m >= bucket_tile(large_bucket, device).frags_m ? 513 : 257;
+  return large.ok() && large->frags_m >= large_tile.frags_m ? 513 : 257;
 }
 
 }  // namespace qgemm
