@@ -1,6 +1,9 @@
 // Packed fp16x2 / bf16x2 arithmetic on raw 32-bit registers, and conversions.
 // PTX ISA: "Half Precision Floating-Point Instructions" (fma.rn.{f16x2,bf16x2} need sm_80 for
 // bf16) and "cvt". bf16x2 add/mul are sm_90-only, so they are written as fma here.
+// sm_75 has no bf16 arithmetic or conversions and no f16x2 conversion from f32: there the bf16
+// forms are fp32 math plus a round-to-nearest-even in integer ops. Every bf16 fma the kernels
+// issue is exact (magic-number decode, powers of two), so the two forms give the same bits.
 #pragma once
 
 #include "common/base.cuh"
@@ -37,9 +40,28 @@ QGEMM_HOST_DEVICE constexpr u32 exact_half2_bits(double v) {
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#define QGEMM_NO_BF16_MATH 1
+/// bf16 bits of `f`, rounded to nearest even (NaN stays a quiet NaN).
+QGEMM_DEVICE u32 bf16_bits_rn(float f) {
+  const u32 u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (u >> 16) | 0x40u;
+  return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+}
+QGEMM_DEVICE float bf16_lo(u32 x) { return __uint_as_float(x << 16); }
+QGEMM_DEVICE float bf16_hi(u32 x) { return __uint_as_float(x & 0xffff0000u); }
+#endif
+
 template <Elem kElem>
 QGEMM_DEVICE u32 hfma2(u32 a, u32 b, u32 c) {
   u32 d;
+#ifdef QGEMM_NO_BF16_MATH
+  if constexpr (kElem == Elem::kBf16) {
+    d = bf16_bits_rn(fmaf(bf16_lo(a), bf16_lo(b), bf16_lo(c))) |
+        (bf16_bits_rn(fmaf(bf16_hi(a), bf16_hi(b), bf16_hi(c))) << 16);
+    return d;
+  }
+#endif
   if constexpr (kElem == Elem::kBf16) {
     asm("fma.rn.bf16x2 %0, %1, %2, %3;\n" : "=r"(d) : "r"(a), "r"(b), "r"(c));
   } else {
@@ -62,6 +84,16 @@ QGEMM_DEVICE u32 hadd2(u32 a, u32 b) {
 template <Elem kElem>
 QGEMM_DEVICE u32 pack_half2(float lo, float hi) {
   u32 d;
+#ifdef QGEMM_NO_BF16_MATH
+  if constexpr (kElem == Elem::kBf16) {
+    return bf16_bits_rn(lo) | (bf16_bits_rn(hi) << 16);
+  } else {
+    u16 l, h;
+    asm("cvt.rn.f16.f32 %0, %1;\n" : "=h"(l) : "f"(lo));
+    asm("cvt.rn.f16.f32 %0, %1;\n" : "=h"(h) : "f"(hi));
+    return static_cast<u32>(l) | (static_cast<u32>(h) << 16);
+  }
+#endif
   if constexpr (kElem == Elem::kBf16) {
     asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(d) : "f"(hi), "f"(lo));
   } else {

@@ -1,6 +1,7 @@
-// Warp-level tensor-core MMA and ldmatrix (sm_80+).
+// Warp-level tensor-core MMA and ldmatrix (sm_80+; fp16 also on sm_75).
 // PTX ISA: "Warp Level Matrix Multiply-Accumulate Instructions: mma" (m16n8k16 fragments) and
-// "ldmatrix".
+// "ldmatrix". sm_75 has m16n8k8 for fp16 only: an m16n8k16 is two of them, registers 0-1 of A
+// and 0 of B holding k 0-7, registers 2-3 and 1 holding k 8-15.
 #pragma once
 
 #include "common/base.cuh"
@@ -24,6 +25,16 @@ struct FragC {
 /// D = A * B + D for fp16 or bf16 operands, fp32 accumulation.
 template <Elem kElem>
 QGEMM_DEVICE void mma_16816(FragC& d, const FragA& a, const FragB& b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+  static_assert(kElem == Elem::kFp16, "sm_75 tensor cores take fp16 operands, not bf16");
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(d.r[0]), "+f"(d.r[1]), "+f"(d.r[2]), "+f"(d.r[3])
+        : "r"(a.r[2 * h]), "r"(a.r[2 * h + 1]), "r"(b.r[h]));
+#else
   if constexpr (kElem == Elem::kBf16) {
     asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
@@ -37,6 +48,7 @@ QGEMM_DEVICE void mma_16816(FragC& d, const FragA& a, const FragB& b) {
         : "+f"(d.r[0]), "+f"(d.r[1]), "+f"(d.r[2]), "+f"(d.r[3])
         : "r"(a.r[0]), "r"(a.r[1]), "r"(a.r[2]), "r"(a.r[3]), "r"(b.r[0]), "r"(b.r[1]));
   }
+#endif
 }
 
 /// Loads four 8x8 16-bit matrices; lane i supplies the row address of matrix i / 8, row i % 8.

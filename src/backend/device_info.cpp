@@ -1,3 +1,6 @@
+#include <algorithm>
+#include <cstdlib>
+
 #include "jit/cuda_driver.h"
 #include "qgemm/device.h"
 
@@ -7,6 +10,25 @@ std::string DeviceInfo::arch() const {
   if (sm_major == 9 && sm_minor == 0) return "sm_90a";
   return str("sm_", sm_major, sm_minor);
 }
+
+namespace {
+
+// QGEMM_TARGET_ARCH=sm_75 (or sm_80, sm_86, sm_89) describes each GPU as that older target, with
+// at most its shared memory per block: plans and kernels are made for it, and the kernels are
+// compiled to PTX that the driver finishes for the GPU at hand (compiler.cpp). It runs an older
+// GPU's code paths on a newer one, for tests; a target newer than the GPU is ignored.
+void apply_target_arch(DeviceInfo& info) {
+  const char* target = std::getenv("QGEMM_TARGET_ARCH");
+  if (target == nullptr || *target == '\0') return;
+  auto preset = device_preset(target);
+  if (!preset || preset->sm() >= info.sm()) return;
+  info.name += str(" (as ", preset->arch(), ")");
+  info.sm_major = preset->sm_major;
+  info.sm_minor = preset->sm_minor;
+  info.smem_per_block = std::min(info.smem_per_block, preset->smem_per_block);
+}
+
+}  // namespace
 
 std::vector<DeviceInfo> list_devices() {
   std::vector<DeviceInfo> devices;
@@ -38,6 +60,7 @@ std::vector<DeviceInfo> list_devices() {
     size_t total = 0;
     d->cuDeviceTotalMem(&total, dev);
     info.memory_bytes = static_cast<int64_t>(total);
+    apply_target_arch(info);
     devices.push_back(info);
   }
   return devices;
@@ -53,7 +76,9 @@ std::string no_gpu_reason() {
 
 Expected<DeviceInfo> device_preset(const std::string& arch) {
   DeviceInfo d;
-  if (arch == "sm_80") {
+  if (arch == "sm_75") {
+    d = {"preset sm_75 (T4-like)", 7, 5, 40, 4 << 20, 64 << 10, 16ll << 30, 1590000, 5001000, 256};
+  } else if (arch == "sm_80") {
     d = {"preset sm_80 (A100-like)",
          8,
          0,
@@ -94,7 +119,7 @@ Expected<DeviceInfo> device_preset(const std::string& arch) {
     d = {"NVIDIA H200", 9, 0, 132, 60 << 20, 227 << 10, 141ll << 30, 1980000, 3201000, 6144};
   } else {
     return invalid_argument(str("unknown device preset '", arch,
-                                "'; accepted: sm_80, sm_86, sm_89, sm_90, sm_90a, h200"));
+                                "'; accepted: sm_75, sm_80, sm_86, sm_89, sm_90, sm_90a, h200"));
   }
   return d;
 }

@@ -132,6 +132,10 @@ class QdqBackend final : public Backend {
     if (p.act.is_quantized())
       return Support::no(str("activations ", p.act.to_string(),
                              ": qdq dequantizes weights only and needs fp16/bf16 activations"));
+    // NOTE: cuBLASLt's bf16 GEMMs need sm_80 tensor cores; not measured on an sm_75 GPU.
+    if (p.device_info.sm() < 80 && p.act.type == DType::bf16())
+      return Support::no(
+          str("bf16 GEMMs need sm_80 or newer, the device is ", p.device_info.arch()));
     if (!cublaslt_has_gemm(p.act.type, p.out))
       return Support::no(str("cuBLASLt has no ", p.act.type.name(), " x ", p.act.type.name(),
                              " -> ", p.out.name(), " GEMM"));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <mutex>
 #include <regex>
 
@@ -20,6 +21,14 @@ const std::string& embedded_headers_digest() {
 
 std::string nvrtc_error(const NvrtcLibrary* nvrtc, nvrtcResult r) {
   return nvrtc->nvrtcGetErrorString(r);
+}
+
+// Whether a kernel is compiled to PTX, not SASS: under QGEMM_TARGET_ARCH (device_info.cpp) the
+// GPU is described as an older target than it is, and the driver turns the target's PTX into
+// code for the GPU at hand (the SASS of an older major version does not load on it).
+bool for_newer_gpu(const KernelSpec& spec) {
+  const char* target = std::getenv("QGEMM_TARGET_ARCH");
+  return target != nullptr && spec.arch == target;
 }
 
 // Runs NVRTC on a spec; `ptx` selects the virtual architecture and PTX output.
@@ -111,7 +120,8 @@ Expected<std::string> kernel_key_with_headers(const KernelSpec& spec, std::strin
       .add(digest)
       .add(int64_t((*lib)->major))
       .add(int64_t((*lib)->minor))
-      .add(spec.arch);
+      .add(spec.arch)
+      .add(int64_t(for_newer_gpu(spec)));
   for (const auto& o : compile_options(spec.arch)) h.add(o);
   return h.hex();
 }
@@ -123,7 +133,7 @@ Expected<std::string> kernel_key(const KernelSpec& spec) {
 Expected<CompiledKernel> compile_kernel(const KernelSpec& spec) {
   auto key = kernel_key(spec);
   if (!key) return key.status();
-  auto out = run_nvrtc(spec, false);
+  auto out = run_nvrtc(spec, for_newer_gpu(spec));
   if (out) out->key = *key;
   return out;
 }

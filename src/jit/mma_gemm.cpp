@@ -82,10 +82,13 @@ Status MmaGemmConfig::validate() const {
     return invalid_argument(str(where, ": tile counts must be positive"));
   if (threads() > 1024) return invalid_argument(str(where, ": more than 1024 threads"));
   if (stages < 2 || stages > 8) return invalid_argument(str(where, ": stages must be 2..8"));
-  if (!(arch == "sm_80" || arch == "sm_86" || arch == "sm_89" || arch == "sm_90" ||
-        arch == "sm_90a"))
+  if (!(arch == "sm_75" || arch == "sm_80" || arch == "sm_86" || arch == "sm_89" ||
+        arch == "sm_90" || arch == "sm_90a"))
     return invalid_argument(
-        str(where, ": arch ", arch, " is not supported (sm_80, sm_86, sm_89, sm_90a)"));
+        str(where, ": arch ", arch, " is not supported (sm_75, sm_80, sm_86, sm_89, sm_90a)"));
+  if (arch == "sm_75" && act == DType::bf16())
+    return invalid_argument(
+        str(where, ": sm_75 tensor cores take fp16 activations; bf16 needs sm_80 or newer"));
   if (wgmma) {
     if (arch != "sm_90a")
       return invalid_argument(str(where, ": wgmma needs arch sm_90a, not ", arch));

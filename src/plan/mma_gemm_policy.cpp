@@ -56,6 +56,8 @@ const Bucket kHopperBuckets[] = {
 // activations for half the rows: 1.7x the bytes) and at 65..128 tokens 4096 x 14336 33.44 ->
 // 37.98, so only up to 64 tokens and only where the 128-row grid needs 4 or more splits.
 constexpr int64_t kSmallNMaxM = 64;
+// Shared memory the kernels declare statically, on top of their ring (a bound, not a count).
+constexpr int64_t kStaticSmemBytes = 256;
 const MmaTile kSmallNTile = {4, 1, 1, 8, 6, 128, 1, true, true, 0, 2};
 // The 128-thread wgmma tile that float zero points with 5- and 7-bit codes take instead of the
 // ws tiles (plan_mma_gemm says why).
@@ -169,11 +171,11 @@ Expected<MmaTile> MmaTile::parse(const std::string& text) {
 
 int mma_resident_estimate(const MmaGemmConfig& c, const DeviceInfo& device, int registers) {
   // NOTE: an SM has the opt-in per-block limit plus 1 KB of shared memory, and the driver
-  // reserves 1 KB per CTA; 2048 threads (1536 on sm_86/89 make this an over-estimate there);
-  // 64 K registers, allocated per warp in units of 256 (8 per thread), on sm_80 .. sm_90.
+  // reserves 1 KB per CTA; 2048 threads (1536 on sm_86/89 make this an over-estimate there,
+  // sm_75 has 1024); 64 K registers, allocated per warp in units of 256 (8 per thread).
   const int64_t smem_sm = std::max<int64_t>(device.smem_per_block, 48 << 10) + 1024;
   const int64_t by_smem = smem_sm / (c.smem_bytes() + 1024);
-  const int64_t by_threads = 2048 / c.threads();
+  const int64_t by_threads = (device.sm() == 75 ? 1024 : 2048) / c.threads();
   int64_t resident = std::min(by_smem, by_threads);
   if (registers > 0)
     resident = std::min<int64_t>(resident, 65536 / ((registers + 7) / 8 * 8 * c.threads()));
@@ -283,9 +285,12 @@ MmaTailSplit mma_tail_split(const MmaGemmConfig& c, int64_t grid_x, int64_t grid
 
 Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& weight, DType act,
                                        DType out, const DeviceInfo& device) {
-  if (device.sm() < 80)
+  if (device.sm() < 75)
     return unsupported(
-        str("the mma.sync kernels need sm_80 or newer, the device is ", device.arch()));
+        str("the mma.sync kernels need sm_75 or newer, the device is ", device.arch()));
+  if (device.sm() < 80 && act == DType::bf16())
+    return unsupported(str("bf16 activations need sm_80 or newer (", device.arch(),
+                           " tensor cores take fp16 only)"));
   if (t.wgmma && device.arch() != "sm_90a")
     return unsupported(str("wgmma tiles need sm_90a, the device is ", device.arch()));
   MmaGemmConfig c = MmaGemmConfig::from_format(weight, act, out);
@@ -337,6 +342,9 @@ Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& wei
   // units of 7-bit codes, 32 tokens per warpgroup spilled and serialized the wgmmas (`qgemm jit
   // check`), 16 fit.
   if (c.warp_specialized && c.float_zero && words > 12) c.frags_m = std::min(c.frags_m, 2);
+  // NOTE: sm_75 runs each k16 MMA as two k8 ones: float zero points' 64-token mma.sync tile
+  // spilled there (`qgemm jit check --arch sm_75`: uint4/g64/fp16/zp_fp16, 64 bytes), 32 fit.
+  if (device.sm() < 80 && c.float_zero) c.frags_m = std::min(c.frags_m, 4);
   // NOTE: the copy warpgroup of warp-specialized tiles holds every copy source of a stage in
   // its 104-120 registers: 256-K stages of 8-bit codes, of float zero points or of zero points
   // in a whole-row group (channel / tensor scales, one partial set: 104 registers) spill there
@@ -360,14 +368,19 @@ Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& wei
   if (c.warp_specialized && c.frags_m <= 8 && words <= 4 && !c.float_zero &&
       c.group_k == c.stage_k() && c.stages % 2 == 0)
     c.units_per_stage *= 2, c.stages /= 2;
-  while (c.smem_bytes() > device.smem_per_block && c.stages > 2) --c.stages;
-  if (c.smem_bytes() > device.smem_per_block && c.units_per_stage > 1) c.units_per_stage = 1;
-  while (c.smem_bytes() > device.smem_per_block && c.stages > 2) --c.stages;
+  // The kernels' static shared memory (the split-K fix-up's flag, 128 bytes in `qgemm jit
+  // check`) counts against the same per-block limit as the ring.
+  const int64_t smem_limit = device.smem_per_block - kStaticSmemBytes;
+  while (c.smem_bytes() > smem_limit && c.stages > 2) --c.stages;
+  if (c.smem_bytes() > smem_limit && c.units_per_stage > 1) c.units_per_stage = 1;
+  while (c.smem_bytes() > smem_limit && c.stages > 2) --c.stages;
   // NOTE: 256-K units (1, 3, 5, 7 bits) with 128 tokens need 128 KB of activations for two
   // stages, more than 99 KB parts (sm_86, sm_89) have: halve the token tile before giving up.
-  while (c.smem_bytes() > device.smem_per_block && c.frags_m > 1) c.frags_m /= 2;
-  if (c.smem_bytes() > device.smem_per_block)
-    return unsupported(str("mma_gemm ", c.to_string(), " needs ", c.smem_bytes(),
+  while (c.smem_bytes() > smem_limit && c.frags_m > 1) c.frags_m /= 2;
+  // sm_75 has 64 KB: two stages of the 256-K units of 7-bit codes need fewer rows per CTA too.
+  while (!c.wgmma && c.smem_bytes() > smem_limit && c.warps_n > 1) c.warps_n /= 2;
+  if (c.smem_bytes() > smem_limit)
+    return unsupported(str("mma_gemm ", c.to_string(), " needs ", c.smem_bytes() + kStaticSmemBytes,
                            " bytes of shared memory, the device allows ", device.smem_per_block));
   Status s = c.validate();
   if (!s.ok()) return unsupported(s.message());

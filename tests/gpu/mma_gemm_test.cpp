@@ -1,5 +1,7 @@
 // Correctness of the mma.sync GEMM family on the GPU, for every weight format the jit backend
-// runs, fp16/bf16 activations and outputs, and shapes that are not tile multiples.
+// runs, fp16/bf16 activations and outputs, and shapes that are not tile multiples. With
+// QGEMM_TARGET_ARCH=sm_75 the table runs the Turing kernels (PTX for sm_75, finished by the
+// driver for the GPU at hand).
 #include <gtest/gtest.h>
 
 #include "gpu_test_util.h"
@@ -61,6 +63,10 @@ class MmaGemmGpuTest : public ::testing::TestWithParam<Case> {
 TEST_P(MmaGemmGpuTest, MatchesReferenceAtEveryBatchSize) {
   QGEMM_REQUIRE_GPU();
   const Case& c = GetParam();
+  // Under QGEMM_TARGET_ARCH=sm_75 (the Turing code paths on a newer GPU) bf16 activations have
+  // no jit kernel: the router sends them to the CPU (router_test covers that).
+  if (list_devices()[0].sm() < 80 && c.act == "bf16")
+    GTEST_SKIP() << "sm_75 tensor cores take fp16 activations only";
   const WeightFormat wf = *WeightFormat::parse(c.weight);
   const ActFormat af = *ActFormat::parse(c.act);
   const DType out = *parse_dtype(c.out);

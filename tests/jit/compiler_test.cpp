@@ -127,6 +127,49 @@ TEST(Compiler, PtxIsTextForTheVirtualArch) {
   EXPECT_EQ(std::string::npos, ptx->find('\0')) << "no NUL terminator inside the text";
 }
 
+// sm_75 (Turing) runs the mma.sync family with fp16 activations: every format's plan compiles
+// without spills inside its 64 KB of shared memory, and its code has no sm_80 instruction (the
+// k16 MMAs are pairs of m16n8k8, the copies plain loads and stores).
+TEST(Compiler, TuringPlansCompileWithinItsLimits) {
+  QGEMM_REQUIRE_NVRTC();
+  const DeviceInfo t4 = *device_preset("sm_75");
+  struct Case {
+    const char* weight;
+    const char* out;
+  };
+  const Case cases[] = {{"int4/g128/fp16", "fp16"},     {"uint4/g128/bf16/zp", "bf16"},
+                        {"int8/channel/fp16", "fp32"},  {"e2m1/g32/ue8m0", "bf16"},
+                        {"int7/g128/bf16", "bf16"},     {"uint4/g64/fp16/zp_fp16", "fp16"},
+                        {"e4m3/b128x128/fp32", "fp16"}, {"int3/g128/fp16", "bf16"}};
+  std::vector<KernelSpec> specs;
+  for (const Case& c : cases) {
+    auto plan = plan_mma_gemm(4096, 4096, *WeightFormat::parse(c.weight), DType::fp16(),
+                              *parse_dtype(c.out), t4);
+    ASSERT_TRUE(plan.ok()) << c.weight << ": " << plan.status().to_string();
+    for (const MmaPlanEntry& e : *plan) {
+      EXPECT_FALSE(e.config.wgmma) << e.config.to_string();
+      specs.push_back(e.config.spec());
+    }
+    specs.push_back(plan->back().config.dequant_spec());
+  }
+  KernelCache cache("", /*use_disk=*/false);
+  const auto results = cache.get_all(specs);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const std::string where = specs[i].config;
+    ASSERT_TRUE(results[i].ok()) << where << ": " << results[i].status().to_string();
+    const ResourceUsage& r = (*results[i])->resources;
+    EXPECT_GT(r.registers, 0) << where;
+    EXPECT_EQ(0, r.spill_stores + r.spill_loads + r.stack_frame) << where;
+    EXPECT_LE(specs[i].dynamic_smem + r.static_smem, t4.smem_per_block) << where;
+    EXPECT_TRUE(contains((*results[i])->log, "for 'sm_75'")) << where;
+  }
+  auto ptx = compile_ptx(specs.front());
+  ASSERT_TRUE(ptx.ok()) << ptx.status().to_string();
+  EXPECT_TRUE(contains(*ptx, "mma.sync.aligned.m16n8k8")) << specs.front().config;
+  EXPECT_FALSE(contains(*ptx, "m16n8k16")) << specs.front().config;
+  EXPECT_FALSE(contains(*ptx, "cp.async")) << specs.front().config;
+}
+
 TEST(PtxasReport, ParsesOneFunction) {
   const std::string log =
       "ptxas info    : 153 bytes gmem\n"

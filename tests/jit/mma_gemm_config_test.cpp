@@ -195,8 +195,10 @@ TEST(MmaGemmConfig, ValidateNamesTheConfigAndTheProblem) {
        "more than 1024 threads"},
       {[](MmaGemmConfig& c) { c.stages = 1; }, "stages must be 2..8"},
       {[](MmaGemmConfig& c) { c.stages = 9; }, "stages must be 2..8"},
+      {[](MmaGemmConfig& c) { c.arch = "sm_70"; },
+       "arch sm_70 is not supported (sm_75, sm_80, sm_86, sm_89, sm_90a)"},
       {[](MmaGemmConfig& c) { c.arch = "sm_75"; },
-       "arch sm_75 is not supported (sm_80, sm_86, sm_89, sm_90a)"},
+       "sm_75 tensor cores take fp16 activations; bf16 needs sm_80 or newer"},
       {[](MmaGemmConfig& c) { c.wgmma = true; }, "wgmma needs arch sm_90a, not sm_80"},
       {[](MmaGemmConfig& c) {
          c.wgmma = true;

@@ -13,7 +13,7 @@
 namespace qgemm {
 namespace {
 
-const char* const kPresets[] = {"sm_80", "sm_86", "sm_89", "sm_90", "h200"};
+const char* const kPresets[] = {"sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "h200"};
 
 const char* const kFormats[] = {
     "int4/g128/bf16",          "uint4/g128/fp16/zp",     "int3/g128/bf16",
@@ -110,7 +110,8 @@ TEST(MmaPlan, EveryPresetFormatAndShapeGivesValidBuckets) {
       for (int64_t n : kDims)
         for (int64_t k : kDims) {
           if (group_k(f) > 0 && k % group_k(f) != 0) continue;
-          const DType act = (n + k) % 3 == 0 ? DType::fp16() : DType::bf16();
+          // sm_75 tensor cores take fp16 activations only.
+          const DType act = (n + k) % 3 == 0 || d.sm() < 80 ? DType::fp16() : DType::bf16();
           const std::string where = str(preset, " ", spec, " N=", n, " K=", k, " act ", act.name());
           auto plan = plan_mma_gemm(n, k, f, act, act, d);
           ASSERT_TRUE(plan.ok()) << where << ": " << plan.status().to_string();
@@ -119,7 +120,7 @@ TEST(MmaPlan, EveryPresetFormatAndShapeGivesValidBuckets) {
         }
     }
   }
-  EXPECT_GT(planned, 5 * 9 * 7);
+  EXPECT_GT(planned, 6 * 9 * 7);
 }
 
 // Decode on a big layer: 8192 / 64 = 128 CTAs, so splits bring at least one CTA per SM.
@@ -177,7 +178,8 @@ TEST(MmaPlan, UngroupedEightBitCodesDecodeInOneWarpCtasWhereFourWarpsOverflowAWa
       for (const char* spec : {"int8/channel/bf16", "fp8_channel", "uint8/tensor/fp32",
                                "int8/g128/bf16", "e4m3/b128x128/fp32", "int4/g128/bf16"}) {
         const WeightFormat f = *WeightFormat::parse(spec);
-        auto plan = plan_mma_gemm(n, 8192, f, DType::bf16(), DType::bf16(), d);
+        const DType act = d.sm() < 80 ? DType::fp16() : DType::bf16();  // sm_75: fp16 only
+        auto plan = plan_mma_gemm(n, 8192, f, act, DType::bf16(), d);
         ASSERT_TRUE(plan.ok()) << preset << " " << spec << ": " << plan.status().to_string();
         const MmaGemmConfig& c = entry_for(*plan, 1).config;
         const bool one_warp =
@@ -388,19 +390,36 @@ TEST(MmaPlan, FixedSplitsOverrideTheWavesRule) {
   EXPECT_EQ(1, mma_splits(*c, 1, 28672, 8192, d)) << "the waves rule: 448 CTAs fill one wave";
 }
 
-TEST(MmaPlan, PreAmpereArchIsUnsupported) {
-  DeviceInfo d;
-  d.name = "hand-made sm_75";
-  d.sm_major = 7;
-  d.sm_minor = 5;
-  d.multiprocessors = 40;
-  d.smem_per_block = 64 << 10;
-  auto plan = plan_mma_gemm(4096, 4096, *WeightFormat::parse("int4/g128/bf16"), DType::bf16(),
-                            DType::bf16(), d);
+// Turing (sm_75) runs the mma.sync tiles with fp16 activations in its 64 KB of shared memory;
+// bf16 activations and older GPUs get a clear kUnsupported that names the device and the need.
+TEST(MmaPlan, TuringTakesFp16ActivationsAndOlderGpusNone) {
+  const DeviceInfo t4 = *device_preset("sm_75");
+  for (const char* spec : {"int4/g128/fp16", "int7/g128/bf16", "uint7/tensor/fp32/zp_fp32"}) {
+    auto plan =
+        plan_mma_gemm(4096, 4096, *WeightFormat::parse(spec), DType::fp16(), DType::bf16(), t4);
+    ASSERT_TRUE(plan.ok()) << spec << ": " << plan.status().to_string();
+    for (const MmaPlanEntry& e : *plan) {
+      EXPECT_EQ("sm_75", e.config.arch);
+      EXPECT_FALSE(e.config.wgmma);
+      EXPECT_LE(e.config.smem_bytes() + 256, t4.smem_per_block) << e.config.to_string();
+    }
+  }
+  auto bf16 = plan_mma_gemm(4096, 4096, *WeightFormat::parse("int4/g128/bf16"), DType::bf16(),
+                            DType::bf16(), t4);
+  ASSERT_FALSE(bf16.ok());
+  EXPECT_EQ(ErrorCode::kUnsupported, bf16.status().code());
+  EXPECT_NE(std::string::npos, bf16.status().message().find("bf16 activations need sm_80"))
+      << bf16.status().message();
+
+  DeviceInfo v100 = t4;
+  v100.name = "hand-made sm_70";
+  v100.sm_minor = 0;
+  auto plan = plan_mma_gemm(4096, 4096, *WeightFormat::parse("int4/g128/fp16"), DType::fp16(),
+                            DType::fp16(), v100);
   ASSERT_FALSE(plan.ok());
   EXPECT_EQ(ErrorCode::kUnsupported, plan.status().code());
-  EXPECT_NE(std::string::npos, plan.status().message().find("sm_75")) << plan.status().message();
-  EXPECT_NE(std::string::npos, plan.status().message().find("sm_80 or newer"))
+  EXPECT_NE(std::string::npos, plan.status().message().find("sm_70")) << plan.status().message();
+  EXPECT_NE(std::string::npos, plan.status().message().find("sm_75 or newer"))
       << plan.status().message();
 }
 
@@ -409,8 +428,9 @@ TEST(MmaPlan, PreAmpereArchIsUnsupported) {
 // multiple of the 16-wide k-step has no kernel: a clear kUnsupported naming it.
 TEST(MmaPlan, OddGroupsPlanAsTheirPowerOfTwoDivisor) {
   for (const char* preset : kPresets) {
-    auto plan = plan_mma_gemm(4096, 4800, *WeightFormat::parse("int4/g48/bf16"), DType::bf16(),
-                              DType::bf16(), *device_preset(preset));
+    const DeviceInfo d = *device_preset(preset);
+    auto plan = plan_mma_gemm(4096, 4800, *WeightFormat::parse("int4/g48/bf16"),
+                              d.sm() < 80 ? DType::fp16() : DType::bf16(), DType::bf16(), d);
     ASSERT_TRUE(plan.ok()) << preset << ": " << plan.status().to_string();
     for (const MmaPlanEntry& e : *plan) EXPECT_EQ(16, e.config.group_k) << preset;
   }

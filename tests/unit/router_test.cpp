@@ -151,12 +151,21 @@ TEST(Router, EveryFormatRoutesToABackendThatCanBuildIt) {
 }
 
 TEST(Router, OldGpusAndHostLayersDeclineTheGpuBackends) {
-  LayerProblem old = problem("int4/g128/bf16", "bf16", 1024, 1024, "sm_80");
-  old.device_info.sm_major = 7;
-  old.device_info.sm_minor = 5;
+  // sm_75: jit runs fp16 activations; bf16 has no GPU backend there, so the CPU takes it.
+  auto fp16 = route(problem("int4/g128/fp16", "fp16", 1024, 1024, "sm_75"), BackendKind::kAuto);
+  ASSERT_TRUE(fp16.ok());
+  EXPECT_EQ(fp16->chosen->kind(), BackendKind::kJit);
+  auto bf16 = route(problem("int4/g128/bf16", "bf16", 1024, 1024, "sm_75"), BackendKind::kAuto);
+  ASSERT_TRUE(bf16.ok());
+  EXPECT_NE(answer_of(*bf16, BackendKind::kJit).find("sm_75"), std::string::npos);
+  EXPECT_NE(answer_of(*bf16, BackendKind::kQdq).find("sm_80"), std::string::npos);
+  EXPECT_EQ(bf16->chosen->kind(), BackendKind::kCpu);
+
+  LayerProblem old = problem("int4/g128/fp16", "fp16", 1024, 1024, "sm_75");
+  old.device_info.sm_minor = 0;
   auto r = route(old, BackendKind::kAuto);
   ASSERT_TRUE(r.ok());
-  EXPECT_NE(answer_of(*r, BackendKind::kJit).find("sm_75"), std::string::npos);
+  EXPECT_NE(answer_of(*r, BackendKind::kJit).find("sm_70"), std::string::npos);
 
   LayerProblem host = problem("int4/g128/bf16", "bf16", 1024, 1024, "sm_90a");
   host.device = -1;

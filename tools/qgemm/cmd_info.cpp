@@ -39,12 +39,15 @@ void print_info() {
   if (devices.empty()) {
     std::printf("              jit, qdq: need a GPU\n");
   } else {
-    const bool mma = devices[0].sm() >= 80;
+    const int sm = devices[0].sm();
     std::printf("              jit: %s\n",
-                mma ? "every weight format with fp16/bf16 activations (group sizes "
-                      "a multiple of 16)"
-                    : "needs sm_80 or newer");
-    std::printf("              qdq: every weight format with fp16/bf16 activations (cuBLASLt)\n");
+                sm >= 80   ? "every weight format with fp16/bf16 activations (group sizes "
+                             "a multiple of 16)"
+                : sm >= 75 ? "every weight format with fp16 activations (group sizes a "
+                             "multiple of 16; bf16 needs sm_80 or newer)"
+                           : "needs sm_75 or newer");
+    std::printf("              qdq: every weight format with %s activations (cuBLASLt)\n",
+                sm >= 80 ? "fp16/bf16" : "fp16");
     std::printf("              quantized (FP8/INT8) activations and MoE: cpu backend for now\n");
   }
 }

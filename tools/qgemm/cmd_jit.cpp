@@ -21,7 +21,7 @@
 namespace qgemm::cli {
 namespace {
 
-constexpr const char* kArchs[] = {"sm_80", "sm_86", "sm_89", "sm_90a"};
+constexpr const char* kArchs[] = {"sm_75", "sm_80", "sm_86", "sm_89", "sm_90a"};
 
 // Weight x activation -> output formats whose plans `jit check` compiles: every code width and
 // kind, group / channel / block scales, integer and float zero points, global scales and all
@@ -64,7 +64,9 @@ const char* kDebugHelp =
     "  QGEMM_DISABLE_DISK_CACHE=1  keep compiled kernels in memory only\n"
     "  QGEMM_DUMP_DIR=<dir>        write every kernel the cache compiles to\n"
     "                              <dir>/<family>-<key>.cu, .ptx, .cubin and .log\n"
-    "                              (`jit check --dump DIR` does the same for one run)";
+    "                              (`jit check --dump DIR` does the same for one run)\n"
+    "  QGEMM_TARGET_ARCH=sm_75     plan and compile for that older target on a newer GPU\n"
+    "                              (kernels go to the driver as PTX), to test its code paths";
 
 // "sm_80,sm_90a" -> {"sm_80", "sm_90a"}; an error names the bad entry and what is accepted.
 Expected<std::vector<std::string>> parse_archs(const std::string& list) {
@@ -76,7 +78,7 @@ Expected<std::vector<std::string>> parse_archs(const std::string& list) {
     const std::string arch = list.substr(begin, end - begin);
     if (std::find(std::begin(kArchs), std::end(kArchs), arch) == std::end(kArchs))
       return invalid_argument(str("--arch: '", arch, "' is not a supported target; accepted: ",
-                                  "sm_80, sm_86, sm_89, sm_90a (comma-separated)"));
+                                  "sm_75, sm_80, sm_86, sm_89, sm_90a (comma-separated)"));
     if (std::find(archs.begin(), archs.end(), arch) == archs.end()) archs.push_back(arch);
     begin = end + 1;
   }
@@ -113,7 +115,9 @@ std::string config_text(const KernelSpec& spec) {
 // The kernels `jit check` compiles for one arch; plan failures are reported into `errors`.
 void add_check_specs(const std::string& arch, SpecSet& set, std::vector<std::string>& errors) {
   const DeviceInfo device = *device_preset(arch);
-  for (const CheckFormat& f : kCheckFormats) {
+  for (CheckFormat f : kCheckFormats) {
+    // sm_75 tensor cores take fp16 only: its kernels are checked with fp16 activations.
+    if (device.sm() < 80) f.act = "fp16";
     const WeightFormat weight = *WeightFormat::parse(f.weight);
     auto plan =
         plan_mma_gemm(kCheckN, kCheckK, weight, *parse_dtype(f.act), *parse_dtype(f.out), device);
@@ -146,7 +150,7 @@ void add_check_specs(const std::string& arch, SpecSet& set, std::vector<std::str
 }
 
 struct CheckOptions {
-  std::string archs = "sm_80,sm_89,sm_90a";
+  std::string archs = "sm_75,sm_80,sm_89,sm_90a";
   bool use_cache = false;
   std::string dump_dir;
 };
@@ -198,6 +202,10 @@ int run_check(const CheckOptions& opt) {
     const CompiledKernel& k = **results[i];
     const ResourceUsage& r = k.resources;
     const int smem = s.dynamic_smem + r.static_smem;
+    if (smem > device_preset(s.arch)->smem_per_block)
+      errors.push_back(str(s.family, " [", config_text(s), "] for ", s.arch, " uses ", smem,
+                           " bytes of shared memory, the target allows ",
+                           device_preset(s.arch)->smem_per_block));
     compile_total += k.compile_ms;
     std::printf("%-11s %-48s %-7s %-8s %5d %8d %4d/%-4d %6d %9s\n", s.family.c_str(),
                 config_text(s).c_str(), s.arch.c_str(), set.m_ranges[i].c_str(), r.registers, smem,
@@ -283,9 +291,10 @@ Expected<DeviceInfo> warm_device(const std::string& arch) {
   const std::vector<DeviceInfo> devices = list_devices();
   if (arch.empty()) {
     if (devices.empty())
-      return invalid_argument(str("no GPU here (", no_gpu_reason(),
-                                  "); pass --arch sm_80, sm_86, sm_89 or sm_90a to warm the cache ",
-                                  "for another machine"));
+      return invalid_argument(
+          str("no GPU here (", no_gpu_reason(),
+              "); pass --arch sm_75, sm_80, sm_86, sm_89 or sm_90a to warm the cache ",
+              "for another machine"));
     return devices.front();
   }
   auto archs = parse_archs(arch);
@@ -394,7 +403,7 @@ void add_jit_command(CLI::App& app) {
       "compile errors, spills, stack frames or serialized wgmma");
   check
       ->add_option("--arch", check_opt->archs,
-                   "Targets, comma-separated: sm_80, sm_86, sm_89, sm_90a")
+                   "Targets, comma-separated: sm_75, sm_80, sm_86, sm_89, sm_90a")
       ->default_val(check_opt->archs);
   check->add_flag("--use-cache", check_opt->use_cache,
                   "Use the normal disk cache (default: compile everything afresh in memory)");
