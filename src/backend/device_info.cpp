@@ -1,6 +1,6 @@
-#include <algorithm>
 #include <cstdlib>
 
+#include "backend/device_target.h"
 #include "jit/cuda_driver.h"
 #include "qgemm/device.h"
 
@@ -10,25 +10,6 @@ std::string DeviceInfo::arch() const {
   if (sm_major == 9 && sm_minor == 0) return "sm_90a";
   return str("sm_", sm_major, sm_minor);
 }
-
-namespace {
-
-// QGEMM_TARGET_ARCH=sm_75 (or sm_80, sm_86, sm_89) describes each GPU as that older target, with
-// at most its shared memory per block: plans and kernels are made for it, and the kernels are
-// compiled to PTX that the driver finishes for the GPU at hand (compiler.cpp). It runs an older
-// GPU's code paths on a newer one, for tests; a target newer than the GPU is ignored.
-void apply_target_arch(DeviceInfo& info) {
-  const char* target = std::getenv("QGEMM_TARGET_ARCH");
-  if (target == nullptr || *target == '\0') return;
-  auto preset = device_preset(target);
-  if (!preset || preset->sm() >= info.sm()) return;
-  info.name += str(" (as ", preset->arch(), ")");
-  info.sm_major = preset->sm_major;
-  info.sm_minor = preset->sm_minor;
-  info.smem_per_block = std::min(info.smem_per_block, preset->smem_per_block);
-}
-
-}  // namespace
 
 std::vector<DeviceInfo> list_devices() {
   std::vector<DeviceInfo> devices;
@@ -60,7 +41,7 @@ std::vector<DeviceInfo> list_devices() {
     size_t total = 0;
     d->cuDeviceTotalMem(&total, dev);
     info.memory_bytes = static_cast<int64_t>(total);
-    apply_target_arch(info);
+    describe_as_kernel_target(info, std::getenv("QGEMM_TARGET_ARCH"));
     devices.push_back(info);
   }
   return devices;

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <mutex>
 #include <regex>
+#include <set>
 
 #include "jit/embedded_headers.h"
 #include "jit/nvrtc_library.h"
@@ -23,12 +23,18 @@ std::string nvrtc_error(const NvrtcLibrary* nvrtc, nvrtcResult r) {
   return nvrtc->nvrtcGetErrorString(r);
 }
 
-// Whether a kernel is compiled to PTX, not SASS: under QGEMM_TARGET_ARCH (device_info.cpp) the
-// GPU is described as an older target than it is, and the driver turns the target's PTX into
-// code for the GPU at hand (the SASS of an older major version does not load on it).
+std::mutex ptx_archs_mutex;
+std::set<std::string>& ptx_archs() {
+  static std::set<std::string> archs;
+  return archs;
+}
+
+// Whether a kernel is compiled to PTX, not SASS: where a GPU is described as an older target
+// than it is (device_target.h), the driver turns the target's PTX into code for the GPU at hand
+// (the SASS of an older major version does not load on it).
 bool for_newer_gpu(const KernelSpec& spec) {
-  const char* target = std::getenv("QGEMM_TARGET_ARCH");
-  return target != nullptr && spec.arch == target;
+  std::lock_guard<std::mutex> lock(ptx_archs_mutex);
+  return ptx_archs().count(spec.arch) > 0;
 }
 
 // Runs NVRTC on a spec; `ptx` selects the virtual architecture and PTX output.
@@ -99,6 +105,11 @@ Expected<CompiledKernel> run_nvrtc(const KernelSpec& spec, bool ptx) {
 }
 
 }  // namespace
+
+void compile_as_ptx(const std::string& arch) {
+  std::lock_guard<std::mutex> lock(ptx_archs_mutex);
+  ptx_archs().insert(arch);
+}
 
 std::vector<std::string> compile_options(const std::string& arch) {
   return {"--gpu-architecture=" + arch, "--std=c++17", "-default-device", "-Xptxas=-v",

@@ -25,8 +25,14 @@ std::string headers_digest(const std::vector<jit::EmbeddedHeader>& headers);
 /// that a changed header changes every key.
 Expected<std::string> kernel_key_with_headers(const KernelSpec& spec, std::string_view digest);
 
-/// Compiles a spec to CUBIN with NVRTC (no GPU needed). A failure returns kCompileError whose
-/// message holds the family, the config and the compiler log.
+/// Kernels for `arch` are compiled to PTX from now on (in this process), not to CUBIN: the
+/// driver finishes them for the GPU at hand when they load. For GPUs described as an older
+/// target than they are (device_target.h). Idempotent, thread-safe.
+void compile_as_ptx(const std::string& arch);
+
+/// Compiles a spec to CUBIN with NVRTC (no GPU needed), or to PTX for archs given to
+/// compile_as_ptx. A failure returns kCompileError whose message holds the family, the config
+/// and the compiler log.
 Expected<CompiledKernel> compile_kernel(const KernelSpec& spec);
 
 /// PTX of a spec (compiled for the virtual arch), for debugging dumps.

@@ -170,6 +170,25 @@ TEST(Compiler, TuringPlansCompileWithinItsLimits) {
   EXPECT_FALSE(contains(*ptx, "cp.async")) << specs.front().config;
 }
 
+// A GPU described as an older target (device_target.h) gets that target's kernels as PTX, which
+// the driver finishes for it; the cache keeps them apart from CUBIN builds of the same spec.
+TEST(Compiler, ArchsGivenToCompileAsPtxComeOutAsPtx) {
+  QGEMM_REQUIRE_NVRTC();
+  const KernelSpec spec = tiny_spec(7, "sm_86");  // no other test here compiles for sm_86
+  const std::string cubin_key = *kernel_key(spec);
+  auto cubin = compile_kernel(spec);
+  ASSERT_TRUE(cubin.ok()) << cubin.status().to_string();
+  EXPECT_EQ(0, cubin->cubin.compare(0, 4,
+                                    "\x7f"
+                                    "ELF"));
+  compile_as_ptx("sm_86");
+  EXPECT_NE(cubin_key, *kernel_key(spec));
+  auto ptx = compile_kernel(spec);
+  ASSERT_TRUE(ptx.ok()) << ptx.status().to_string();
+  EXPECT_TRUE(contains(ptx->cubin, ".target sm_86")) << ptx->cubin.substr(0, 300);
+  EXPECT_EQ(*kernel_key(spec), ptx->key);
+}
+
 TEST(PtxasReport, ParsesOneFunction) {
   const std::string log =
       "ptxas info    : 153 bytes gmem\n"
