@@ -202,10 +202,10 @@ int run_check(const CheckOptions& opt) {
     const CompiledKernel& k = **results[i];
     const ResourceUsage& r = k.resources;
     const int smem = s.dynamic_smem + r.static_smem;
-    if (smem > device_preset(s.arch)->smem_per_block)
+    const int64_t smem_limit = device_preset(s.arch)->smem_per_block;
+    if (smem > smem_limit)
       errors.push_back(str(s.family, " [", config_text(s), "] for ", s.arch, " uses ", smem,
-                           " bytes of shared memory, the target allows ",
-                           device_preset(s.arch)->smem_per_block));
+                           " bytes of shared memory, the target allows ", smem_limit));
     compile_total += k.compile_ms;
     std::printf("%-11s %-48s %-7s %-8s %5d %8d %4d/%-4d %6d %9s\n", s.family.c_str(),
                 config_text(s).c_str(), s.arch.c_str(), set.m_ranges[i].c_str(), r.registers, smem,

@@ -3,6 +3,8 @@
     python3 gen_sweep.py PROFILE SEED COUNT > cmds.txt     (QGEMM_BIN: qgemm, default build/qgemm)
 
 PROFILE `odd` (session 19) draws odd groups, float zero points and few-row layers.
+PROFILE `turing` (session 20, run under QGEMM_TARGET_ARCH=sm_75) draws every weight format with
+fp16 activations only (sm_75's jit takes fp16), N up to 9000, K up to 6000, M up to 2048.
 PROFILE `small` made sweep 1 (seed 1130, 200 cases): N up to 8192, K up to 4000, M up to 1100,
 bf16 / fp16 output. `wide` made sweeps 2 (seed 20261201, 230) and 3 (seed 777, 200): N up to
 14336, K up to 9000, M up to 4096, fp32 output too; quantized activations (which run on the CPU
@@ -41,6 +43,12 @@ PROFILES = {
         modes=["g48", "g80", "g96", "g192", "g320", "b32x96", "b64x48", "g64", "g128", "channel",
                "tensor"],
         zp=["zp", "zp_fp16", "zp_bf16", "zp_fp32", "zp_fp32"]),
+    # Session 20: the sm_75 kernels (fp16 activations) on every weight format.
+    "turing": dict(
+        k_max=6000, k_min=8,
+        n=lambda r: r.choice([r.randint(1, 600), r.randint(600, 3000), r.randint(3000, 9000)]),
+        m=[1, 3, 8, 9, 16, 32, 33, 64, 100, 128, 129, 256, 300, 512, 513, 1000, 2048],
+        out=["bf16", "fp16", "fp32"], capped=True, acts=["fp16"]),
 }
 MODES = ["g16", "g32", "g64", "g128", "g128", "g256", "g512", "g1024", "channel", "channel",
          "b64x128", "b128x128", "tensor"]
@@ -85,8 +93,8 @@ def main():
             profile["k_min"], profile["k_max"])
         n = profile["n"](rng)
         m = rng.choice(profile["m"])
-        act = rng.choice(["bf16", "bf16", "fp16", "fp16", "e4m3/token", "int8/token",
-                          "e4m3/g128/fp32"])
+        act = rng.choice(profile.get("acts", ["bf16", "bf16", "fp16", "fp16", "e4m3/token",
+                                              "int8/token", "e4m3/g128/fp32"]))
         if "g128" in act and k % 128:
             act = "bf16"
         out_t = rng.choice(profile["out"])
