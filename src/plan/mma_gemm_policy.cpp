@@ -403,7 +403,6 @@ bool fits_one_wave(const MmaTile& tile, int64_t n, const WeightFormat& weight, D
 
 Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const WeightFormat& weight,
                                                   DType act, DType out, const DeviceInfo& device) {
-  (void)k;
   std::vector<MmaPlanEntry> plan;
   for (size_t i = 0; i < buckets(device).size; ++i) {
     MmaTile tile = bucket_tile(i, device);
@@ -426,6 +425,23 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
     if (bucket(i, device).max_m <= 8 && tile.frags_m == 1 && !tile.wgmma && weight.type.bits == 8 &&
         !weight.has_group_scales() && !fits_one_wave(tile, n, weight, act, out, device))
       tile.warps_n = 1, tile.warps_m = 1, tile.tiles_n = 1, tile.stages = 3, tile.stage_k = 256;
+    // NOTE: decode of codes of at most 4 bits without zero points runs two 512-K stages instead
+    // of four 256-K ones (the same ring bytes, half the CTA-wide barriers per weight byte) where
+    // a row has at least 16 such stages (K >= 8192) and the unsplit grid fits one wave. `qgemm
+    // tune` on the H200, plain launches, M = 1, s4 k256 / s2 k512 (bench/NOTES.md "long decode
+    // stages"): int4/g128 N = 28672 37.06 / 34.56 us, 10240 x 8192 17.72 / 16.49, 8192^2 13.16 /
+    // 12.98, 8192 x 28672 35.49 / 33.95, int3 and int2 at N = 28672 35.61 / 33.66 and 30.71 /
+    // 28.07, mxfp4 N = 28672 47.68 / 45.38. They lose at K = 4096 (4096^2 6.60 / 7.24: fewer K
+    // splits fit), past one wave (N = 57344 63.20 / 67.23) and with zero points (uint4/g128/zp
+    // 8192^2 13.58 / 13.78: 134 registers, 3 CTAs per SM; capped at 128, 14.03). Groups under
+    // 32 (nvfp4) are not measured and keep the short stages.
+    if (bucket(i, device).max_m <= 8 && tile.frags_m == 1 && !tile.wgmma && k >= 8192 &&
+        weight.type.bits <= 4 && !weight.has_zero_points() &&
+        (!weight.has_group_scales() || weight.group_k >= 32)) {
+      MmaTile long_stages = tile;
+      long_stages.stages = 2, long_stages.stage_k = 512;
+      if (fits_one_wave(long_stages, n, weight, act, out, device)) tile = long_stages;
+    }
     // NOTE: float zero points with 5- and 7-bit codes leave the ws tiles 16 tokens per
     // warpgroup (their sum accumulator on top of 20-28 code words), where the 128-thread wgmma
     // tile holds 32. `qgemm tune` on the H200, uint7/g128/fp32/zp_fp32 8192^2 M = 64

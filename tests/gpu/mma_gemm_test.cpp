@@ -134,6 +134,35 @@ TEST(MmaGemmGpu, EightBitChannelCodesInOneWarpCtasOnWideLayers) {
   }
 }
 
+// Hopper's decode bucket takes two 512-K stages on long rows (plan_mma_gemm): K past 8192 that
+// is no multiple of the stage (a partial last stage), odd N, M up to the bucket's 8 tokens, fp16
+// and bf16 activations; each case asserts the long-stage tile on Hopper.
+TEST(MmaGemmGpu, LongDecodeStagesOnLongRows) {
+  QGEMM_REQUIRE_GPU();
+  const DeviceInfo device = list_devices()[0];
+  const int64_t n = 1000 + 37, k = 8192 + 640;
+  for (const char* spec : {"int4/g128/bf16", "int3/g128/fp16", "mxfp4", "int2/g64/bf16",
+                           "int4/channel/fp16"}) {
+    const WeightFormat wf = *WeightFormat::parse(spec);
+    const bool fp16 = std::string(spec) == "int3/g128/fp16" || device.sm() < 80;
+    const DType act = fp16 ? DType::fp16() : DType::bf16();
+    auto plan = plan_mma_gemm(n, k, wf, act, DType::bf16(), device);
+    ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+    if (device.arch() == "sm_90a") {
+      EXPECT_EQ(512, plan->front().config.stage_k()) << spec;
+    }
+    for (int64_t m : {1, 5, 8}) {
+      SCOPED_TRACE(str(spec, " M=", m, " N=", n, " K=", k));
+      auto r = testing::run_and_check(wf, *ActFormat::parse(act.name()), DType::bf16(), m, n, k,
+                                      BackendKind::kJit, 83 + m, true);
+      ASSERT_TRUE(r.ok()) << r.status().to_string();
+      EXPECT_EQ(r->unwritten, 0);
+      EXPECT_EQ(r->cmp.nan_count, 0);
+      EXPECT_LE(r->cmp.rel_frobenius, 5e-3);
+    }
+  }
+}
+
 // Warp-specialized tiles whose K splits form clusters that do not all fit the GPU at once run
 // fewer, fitting splits (4096^2 at M = 64 plans 4 splits of 32 tiles; the H200 runs fewer than
 // 32 clusters of 4), odd cluster sizes included.

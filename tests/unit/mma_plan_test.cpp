@@ -199,6 +199,39 @@ TEST(MmaPlan, UngroupedEightBitCodesDecodeInOneWarpCtasWhereFourWarpsOverflowAWa
   }
 }
 
+// Hopper's decode bucket (at most 8 tokens) runs two 512-K stages instead of four 256-K ones for
+// codes of at most 4 bits without zero points, groups of 32 or more, where K >= 8192 and the
+// unsplit grid of 64-row CTAs fits one wave (H200: 528 CTAs of 4 per SM); everything else, the
+// 16-token tile and other architectures keep the bucket's stages.
+TEST(MmaPlan, HopperDecodeTakesLongStagesOnLongRowsInOneWave) {
+  struct Case {
+    const char* spec;
+    int64_t n, k;
+    bool long_stages;
+  };
+  const Case cases[] = {
+      {"int4/g128/bf16", 8192, 8192, true},      {"int4/g128/bf16", 28672, 8192, true},
+      {"int3/g128/bf16", 28672, 8192, true},     {"int2/g64/fp16", 8192, 28672, true},
+      {"mxfp4", 10240, 8192, true},              {"int4/channel/bf16", 1000, 8320, true},
+      {"int4/g128/bf16", 8192, 4096, false},     {"int4/g128/bf16", 57344, 8192, false},
+      {"uint4/g128/bf16/zp", 8192, 8192, false}, {"uint4/g128/bf16/zp_bf16", 8192, 8192, false},
+      {"nvfp4", 8192, 8192, false},              {"int8/g128/bf16", 8192, 8192, false},
+      {"e5m2/channel/fp32", 8192, 8192, false}};
+  for (const char* preset : kPresets) {
+    const DeviceInfo d = *device_preset(preset);
+    const DType act = d.sm() < 80 ? DType::fp16() : DType::bf16();  // sm_75: fp16 only
+    for (const Case& c : cases) {
+      auto plan = plan_mma_gemm(c.n, c.k, *WeightFormat::parse(c.spec), act, DType::bf16(), d);
+      ASSERT_TRUE(plan.ok()) << preset << " " << c.spec << ": " << plan.status().to_string();
+      const MmaGemmConfig& decode = entry_for(*plan, 1).config;
+      const bool expect = c.long_stages && d.arch() == "sm_90a";
+      EXPECT_EQ(expect, decode.stage_k() == 512 && decode.stages == 2)
+          << preset << " " << c.spec << " N=" << c.n << " K=" << c.k << " " << decode.to_string();
+      EXPECT_LE(entry_for(*plan, 16).config.stage_k(), 256) << preset << " " << c.spec;
+    }
+  }
+}
+
 // Hopper's 33..128 tile: a 128-K stage of exactly one scale group (g128, codes of at most 4 words,
 // no float zero points) becomes a 256-K stage of two groups in half the stages (partial sums per
 // group in the kernel); other group sizes, wider codes and float zero points keep 128-K stages.
@@ -342,18 +375,20 @@ TEST(MmaPlan, SplitsFollowTokensAndK) {
 }
 
 // Hopper decode tiles split K until each SM holds ~48 KB of weights in flight: fewer, longer
-// CTAs for 4-bit codes at 8192^2 (2 x 24 KB per SM), the whole-wave count for 2-bit codes
-// (12 KB per CTA), none past a wave's worth of tiles; other architectures keep the waves rule.
+// CTAs for 4-bit codes (8192^2 in two 512-K stages: 3 x 16 KB per SM; 4096^2 and zero points in
+// four 256-K stages: 2 x 24 KB), the whole-wave count for 2-bit codes, none past a wave's worth
+// of tiles; other architectures keep the waves rule.
 TEST(MmaPlan, HopperDecodeSplitsKeepEnoughBytesInFlight) {
   const DeviceInfo h200 = *device_preset("h200");
   const struct {
     const char* spec;
     int64_t n, k;
     int splits;
-  } cases[] = {{"int4/g128/bf16", 8192, 8192, 2},  {"uint4/g128/bf16/zp", 8192, 8192, 2},
+  } cases[] = {{"int4/g128/bf16", 8192, 8192, 3},  {"uint4/g128/bf16/zp", 8192, 8192, 2},
                {"int2/g128/bf16", 8192, 8192, 4},  {"int4/g128/bf16", 4096, 4096, 4},
                {"int4/g128/bf16", 28672, 8192, 1}, {"int8/channel/bf16", 8192, 8192, 2},
-               {"int4/g128/bf16", 14336, 4096, 1}, {"nvfp4", 8192, 8192, 2}};
+               {"int4/g128/bf16", 14336, 4096, 1}, {"nvfp4", 8192, 8192, 2},
+               {"int4/g128/bf16", 4096, 4096, 4}};
   for (const auto& c : cases) {
     auto plan =
         plan_mma_gemm(c.n, c.k, *WeightFormat::parse(c.spec), DType::bf16(), DType::bf16(), h200);
