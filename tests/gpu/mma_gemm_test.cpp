@@ -141,8 +141,8 @@ TEST(MmaGemmGpu, LongDecodeStagesOnLongRows) {
   QGEMM_REQUIRE_GPU();
   const DeviceInfo device = list_devices()[0];
   const int64_t n = 1000 + 37, k = 8192 + 640;
-  for (const char* spec : {"int4/g128/bf16", "int3/g128/fp16", "mxfp4", "int2/g64/bf16",
-                           "int4/channel/fp16"}) {
+  for (const char* spec :
+       {"int4/g128/bf16", "int3/g128/fp16", "mxfp4", "int2/g64/bf16", "int4/channel/fp16"}) {
     const WeightFormat wf = *WeightFormat::parse(spec);
     const bool fp16 = std::string(spec) == "int3/g128/fp16" || device.sm() < 80;
     const DType act = fp16 ? DType::fp16() : DType::bf16();

@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <functional>
 #include <set>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "jit/compiler.h"
@@ -316,8 +316,8 @@ TEST(MmaGemmConfig, WarpSpecializedKernelsSplitTheirRegisters) {
   QGEMM_REQUIRE_NVRTC();
   std::vector<KernelSpec> specs;
   // 7-bit codes hold 28 words per lane and unit: the planner gives them 32 tokens.
-  const std::pair<const char*, int> tiles[] = {{"int4/g128/bf16", 8}, {"int4/g128/bf16", 16},
-                                               {"int7/g128/bf16", 4}, {"e2m1/g32/ue8m0", 8}};
+  const std::pair<const char*, int> tiles[] = {
+      {"int4/g128/bf16", 8}, {"int4/g128/bf16", 16}, {"int7/g128/bf16", 4}, {"e2m1/g32/ue8m0", 8}};
   for (const auto& [weight, frags_m] : tiles) {
     MmaGemmConfig c = wgmma_config(weight, DType::bf16(), DType::bf16(), frags_m, 1);
     c.warps_n = 8;
