@@ -163,6 +163,37 @@ TEST(MmaGemmGpu, LongDecodeStagesOnLongRows) {
   }
 }
 
+// Hopper's 16-token tile takes the two 512-K stages too (plan_mma_gemm): a partial last stage,
+// odd N (17 and 79 CTAs of 64 rows), M across the bucket's 9-32 tokens (one or two 8-token
+// groups partly used), fp16 and bf16 activations; each case asserts the long-stage tile on Hopper.
+TEST(MmaGemmGpu, LongStagesFor16TokenTiles) {
+  QGEMM_REQUIRE_GPU();
+  const DeviceInfo device = list_devices()[0];
+  const int64_t k = 8192 + 640;
+  for (const char* spec : {"int4/g128/bf16", "mxfp4", "int2/g64/bf16", "int4/channel/fp16"})
+    for (int64_t n : {1037, 5000}) {
+      const WeightFormat wf = *WeightFormat::parse(spec);
+      const bool fp16 = std::string(spec) == "int4/channel/fp16" || device.sm() < 80;
+      const DType act = fp16 ? DType::fp16() : DType::bf16();
+      auto plan = plan_mma_gemm(n, k, wf, act, DType::bf16(), device);
+      ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+      if (device.arch() == "sm_90a" && device.multiprocessors == 132) {
+        const MmaGemmConfig& tile = (*plan)[1].config;  // buckets: up to 8, 9-32, ...
+        EXPECT_EQ(32, (*plan)[1].max_m);
+        EXPECT_EQ(512, tile.stage_k()) << spec << " N=" << n << " " << tile.to_string();
+      }
+      for (int64_t m : {9, 16, 23, 32}) {
+        SCOPED_TRACE(str(spec, " M=", m, " N=", n, " K=", k));
+        auto r = testing::run_and_check(wf, *ActFormat::parse(act.name()), DType::bf16(), m, n,
+                                        k, BackendKind::kJit, 89 + m, true);
+        ASSERT_TRUE(r.ok()) << r.status().to_string();
+        EXPECT_EQ(r->unwritten, 0);
+        EXPECT_EQ(r->cmp.nan_count, 0);
+        EXPECT_LE(r->cmp.rel_frobenius, 5e-3);
+      }
+    }
+}
+
 // Warp-specialized tiles whose K splits form clusters that do not all fit the GPU at once run
 // fewer, fitting splits (4096^2 at M = 64 plans 4 splits of 32 tiles; the H200 runs fewer than
 // 32 clusters of 4), odd cluster sizes included.
