@@ -399,12 +399,34 @@ bool fits_one_wave(const MmaTile& tile, int64_t n, const WeightFormat& weight, D
   return ctas <= int64_t(mma_resident_estimate(*c, device)) * std::max(device.multiprocessors, 1);
 }
 
-// Whether the 16-token decode tile with two 512-K stages fills at least 90% of a wave with whole
-// K splits. That kernel compiles to ~170 registers (int4/g128/bf16: 173), so two CTAs fit per SM
-// where the four-stage one (133) holds three; its CTAs cover 64 rows.
-bool long_16_token_tile_fills_a_wave(int64_t n, const DeviceInfo& device) {
-  const int64_t slots = 2LL * std::max(device.multiprocessors, 1), ctas = (n + 63) / 64;
-  return ctas <= slots && ctas * (slots / ctas) * 10 >= slots * 9;
+// The average fill of the waves of resident CTAs that `c`'s launch for `m` tokens makes (its K
+// splits as mma_splits picks them for a plain launch), with `registers` per thread.
+double wave_fill(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const DeviceInfo& device,
+                 int registers) {
+  const int64_t ctas = (n + c.block_n() - 1) / c.block_n() * ((m + c.block_m() - 1) / c.block_m()) *
+                       mma_splits(c, m, n, k, device, registers, false);
+  const int64_t slots =
+      int64_t(mma_resident_estimate(c, device, registers)) * std::max(device.multiprocessors, 1);
+  return double(ctas) / double((ctas + slots - 1) / slots * slots);
+}
+
+// Whether the 16-token decode tile with two 512-K stages (`long_tile`) fills the GPU at least as
+// well as the four-stage one (`short_tile`) at 16 and 32 tokens, its 32-token grid within one
+// wave. The two compile to ~173 and ~133 registers (int4/g128/bf16; other codes of at most 4
+// words take fewer): two CTAs per SM against three.
+bool long_16_token_tile_fills_as_well(const MmaGemmConfig& long_tile,
+                                      const MmaGemmConfig& short_tile, int64_t n, int64_t k,
+                                      const DeviceInfo& device) {
+  constexpr int kLongRegisters = 173, kShortRegisters = 133;
+  const int64_t grid_32 = (n + long_tile.block_n() - 1) / long_tile.block_n() * 2;
+  if (grid_32 > int64_t(mma_resident_estimate(long_tile, device, kLongRegisters)) *
+                    std::max(device.multiprocessors, 1))
+    return false;
+  for (int64_t m : {16, 32})
+    if (wave_fill(long_tile, m, n, k, device, kLongRegisters) + 1e-9 <
+        wave_fill(short_tile, m, n, k, device, kShortRegisters))
+      return false;
+  return true;
 }
 
 }  // namespace
@@ -452,17 +474,25 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
     }
     // NOTE: Hopper's 16-token tile (9-32 tokens) takes the same two 512-K stages for codes of at
     // most 4 words per lane and unit (4, 2, 1 bits) without zero points, where K >= 8192 and its
-    // two CTAs per SM fill a wave with whole K splits (long_16_token_tile_fills_a_wave). `qgemm
-    // tune` on the H200, plain launches, int4/g128, M = 16 / 32, s4 k256 against s2 k512
-    // (bench/NOTES.md "long stages for 16 tokens"): 8192^2 16.30 / 15.84 and 25.85 / 24.19 us,
-    // 4096 x 14336 15.10 / 14.52 and 24.62 / 23.24, 8192 x 28672 45.75 / 42.94 and 83.55 /
-    // 76.72. Left out where they lose: N = 10240 (one split, 0.61 waves) 21.94 / 24.13, 4096^2
-    // (K = 4096) 8.09 / 8.37, and N = 28672 past a wave (M = 32: 80.52 / 83.33).
+    // two CTAs per SM fill the GPU at least as well as the short stages' three at 16 and 32
+    // tokens (long_16_token_tile_fills_as_well). `qgemm tune` on the H200, plain launches,
+    // int4/g128, M = 16 / 32, s4 k256 against s2 k512 (bench/NOTES.md "long stages for 16
+    // tokens"): 8192^2 16.30 / 15.84 and 25.85 / 24.19 us, 6144 x 8192 16.73 / 15.50 and 25.62 /
+    // 23.88, 4096 x 14336 15.10 / 14.52 and 24.62 / 23.24, 8192 x 28672 45.75 / 42.94 and
+    // 83.55 / 76.72. Left out where they lose: N = 10240 (0.61 against 0.81 waves) 21.94 /
+    // 24.13, 5120 x 8192 at M = 32 (0.61 against 0.81) 21.35 / 23.69, 4096^2 (K = 4096) 8.09 /
+    // 8.37, and N = 28672 past a wave (M = 32: 80.52 / 83.33).
     if (bucket(i, device).max_m == 32 && tile.frags_m == 2 && !tile.wgmma && k >= 8192 &&
         device.arch() == "sm_90a" && mma_layout::unit_words(weight.type.bits) <= 4 &&
-        !weight.has_zero_points() && (!weight.has_group_scales() || weight.group_k >= 32) &&
-        long_16_token_tile_fills_a_wave(n, device))
-      tile.stages = 2, tile.stage_k = 512;
+        !weight.has_zero_points() && (!weight.has_group_scales() || weight.group_k >= 32)) {
+      MmaTile long_stages = tile;
+      long_stages.stages = 2, long_stages.stage_k = 512;
+      const auto long_tile = mma_config_for(long_stages, weight, act, out, device);
+      const auto short_tile = mma_config_for(tile, weight, act, out, device);
+      if (long_tile.ok() && short_tile.ok() &&
+          long_16_token_tile_fills_as_well(*long_tile, *short_tile, n, k, device))
+        tile = long_stages;
+    }
     // NOTE: float zero points with 5- and 7-bit codes leave the ws tiles 16 tokens per
     // warpgroup (their sum accumulator on top of 20-28 code words), where the 128-thread wgmma
     // tile holds 32. `qgemm tune` on the H200, uint7/g128/fp32/zp_fp32 8192^2 M = 64

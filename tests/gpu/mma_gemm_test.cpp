@@ -164,20 +164,21 @@ TEST(MmaGemmGpu, LongDecodeStagesOnLongRows) {
 }
 
 // Hopper's 16-token tile takes the two 512-K stages too (plan_mma_gemm): a partial last stage,
-// odd N (17 and 79 CTAs of 64 rows), M across the bucket's 9-32 tokens (one or two 8-token
-// groups partly used), fp16 and bf16 activations; each case asserts the long-stage tile on Hopper.
+// odd N (47 and 122 CTAs of 64 rows), M across the bucket's 9-32 tokens (one or two 8-token
+// groups partly used), fp16 and bf16 activations; N = 7777 asserts the long-stage tile on the
+// H200 (at N = 3001 int2/g64 keeps the short one).
 TEST(MmaGemmGpu, LongStagesFor16TokenTiles) {
   QGEMM_REQUIRE_GPU();
   const DeviceInfo device = list_devices()[0];
   const int64_t k = 8192 + 640;
   for (const char* spec : {"int4/g128/bf16", "mxfp4", "int2/g64/bf16", "int4/channel/fp16"})
-    for (int64_t n : {1037, 5000}) {
+    for (int64_t n : {3001, 7777}) {
       const WeightFormat wf = *WeightFormat::parse(spec);
       const bool fp16 = std::string(spec) == "int4/channel/fp16" || device.sm() < 80;
       const DType act = fp16 ? DType::fp16() : DType::bf16();
       auto plan = plan_mma_gemm(n, k, wf, act, DType::bf16(), device);
       ASSERT_TRUE(plan.ok()) << plan.status().to_string();
-      if (device.arch() == "sm_90a" && device.multiprocessors == 132) {
+      if (device.arch() == "sm_90a" && device.multiprocessors == 132 && n == 7777) {
         const MmaGemmConfig& tile = (*plan)[1].config;  // buckets: up to 8, 9-32, ...
         EXPECT_EQ(32, (*plan)[1].max_m);
         EXPECT_EQ(512, tile.stage_k()) << spec << " N=" << n << " " << tile.to_string();
