@@ -185,8 +185,8 @@ TEST(MmaGemmGpu, LongStagesFor16TokenTiles) {
       }
       for (int64_t m : {9, 16, 23, 32}) {
         SCOPED_TRACE(str(spec, " M=", m, " N=", n, " K=", k));
-        auto r = testing::run_and_check(wf, *ActFormat::parse(act.name()), DType::bf16(), m, n,
-                                        k, BackendKind::kJit, 89 + m, true);
+        auto r = testing::run_and_check(wf, *ActFormat::parse(act.name()), DType::bf16(), m, n, k,
+                                        BackendKind::kJit, 89 + m, true);
         ASSERT_TRUE(r.ok()) << r.status().to_string();
         EXPECT_EQ(r->unwritten, 0);
         EXPECT_EQ(r->cmp.nan_count, 0);
