@@ -412,8 +412,8 @@ double wave_fill(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const 
 
 // Whether the 16-token decode tile with two 512-K stages (`long_tile`) fills the GPU at least as
 // well as the four-stage one (`short_tile`) at 16 and 32 tokens, its 32-token grid within one
-// wave. The two compile to ~173 and ~133 registers (int4/g128/bf16; other codes of at most 4
-// words take fewer): two CTAs per SM against three.
+// wave. The two compile to ~173 and ~133 registers (int4/g128/bf16; with fp16 activations the
+// long one takes 182, other codes of at most 4 words 138-168): two CTAs per SM against three.
 bool long_16_token_tile_fills_as_well(const MmaGemmConfig& long_tile,
                                       const MmaGemmConfig& short_tile, int64_t n, int64_t k,
                                       const DeviceInfo& device) {
