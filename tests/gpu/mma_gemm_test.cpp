@@ -134,6 +134,18 @@ TEST(MmaGemmGpu, EightBitChannelCodesInOneWarpCtasOnWideLayers) {
   }
 }
 
+// The jit backend's layer of `wf` x `act` (bf16 output) for m tokens against the CPU reference:
+// every output written, no NaN, within the bf16 tolerance.
+void expect_jit_layer_matches(const WeightFormat& wf, DType act, int64_t m, int64_t n, int64_t k,
+                              uint64_t seed) {
+  auto r = testing::run_and_check(wf, *ActFormat::parse(act.name()), DType::bf16(), m, n, k,
+                                  BackendKind::kJit, seed, true);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->unwritten, 0);
+  EXPECT_EQ(r->cmp.nan_count, 0);
+  EXPECT_LE(r->cmp.rel_frobenius, 5e-3);
+}
+
 // Hopper's decode bucket takes two 512-K stages on long rows (plan_mma_gemm): K past 8192 that
 // is no multiple of the stage (a partial last stage), odd N, M up to the bucket's 8 tokens, fp16
 // and bf16 activations; each case asserts the long-stage tile on Hopper.
@@ -153,12 +165,7 @@ TEST(MmaGemmGpu, LongDecodeStagesOnLongRows) {
     }
     for (int64_t m : {1, 5, 8}) {
       SCOPED_TRACE(str(spec, " M=", m, " N=", n, " K=", k));
-      auto r = testing::run_and_check(wf, *ActFormat::parse(act.name()), DType::bf16(), m, n, k,
-                                      BackendKind::kJit, 83 + m, true);
-      ASSERT_TRUE(r.ok()) << r.status().to_string();
-      EXPECT_EQ(r->unwritten, 0);
-      EXPECT_EQ(r->cmp.nan_count, 0);
-      EXPECT_LE(r->cmp.rel_frobenius, 5e-3);
+      ASSERT_NO_FATAL_FAILURE(expect_jit_layer_matches(wf, act, m, n, k, 83 + m));
     }
   }
 }
@@ -185,12 +192,7 @@ TEST(MmaGemmGpu, LongStagesFor16TokenTiles) {
       }
       for (int64_t m : {9, 16, 23, 32}) {
         SCOPED_TRACE(str(spec, " M=", m, " N=", n, " K=", k));
-        auto r = testing::run_and_check(wf, *ActFormat::parse(act.name()), DType::bf16(), m, n, k,
-                                        BackendKind::kJit, 89 + m, true);
-        ASSERT_TRUE(r.ok()) << r.status().to_string();
-        EXPECT_EQ(r->unwritten, 0);
-        EXPECT_EQ(r->cmp.nan_count, 0);
-        EXPECT_LE(r->cmp.rel_frobenius, 5e-3);
+        ASSERT_NO_FATAL_FAILURE(expect_jit_layer_matches(wf, act, m, n, k, 89 + m));
       }
     }
 }

@@ -199,34 +199,42 @@ TEST(MmaPlan, UngroupedEightBitCodesDecodeInOneWarpCtasWhereFourWarpsOverflowAWa
   }
 }
 
+// A layer and whether a bucket of its plan should run two 512-K stages.
+struct LongStageCase {
+  const char* spec;
+  int64_t n, k;
+  bool long_stages;
+};
+
+// The plan of a LongStageCase's layer on `d`, with activations every preset takes.
+Expected<std::vector<MmaPlanEntry>> plan_long_stage_case(const LongStageCase& c,
+                                                         const DeviceInfo& d) {
+  const DType act = d.sm() < 80 ? DType::fp16() : DType::bf16();  // sm_75: fp16 only
+  return plan_mma_gemm(c.n, c.k, *WeightFormat::parse(c.spec), act, DType::bf16(), d);
+}
+
 // Hopper's decode bucket (at most 8 tokens) runs two 512-K stages instead of four 256-K ones for
 // codes of at most 4 bits without zero points, groups of 32 or more, where K >= 8192 and the
-// unsplit grid of 64-row CTAs fits one wave (H200: 528 CTAs of 4 per SM); everything else, the
-// 16-token tile and other architectures keep the bucket's stages.
+// unsplit grid of 64-row CTAs fits one wave (H200: 528 CTAs of 4 per SM); everything else and
+// other architectures keep the bucket's stages.
 TEST(MmaPlan, HopperDecodeTakesLongStagesOnLongRowsInOneWave) {
-  struct Case {
-    const char* spec;
-    int64_t n, k;
-    bool long_stages;
-  };
-  const Case cases[] = {{"int4/g128/bf16", 8192, 8192, true},
-                        {"int4/g128/bf16", 28672, 8192, true},
-                        {"int3/g128/bf16", 28672, 8192, true},
-                        {"int2/g64/fp16", 8192, 28672, true},
-                        {"mxfp4", 10240, 8192, true},
-                        {"int4/channel/bf16", 1000, 8320, true},
-                        {"int4/g128/bf16", 8192, 4096, false},
-                        {"int4/g128/bf16", 57344, 8192, false},
-                        {"uint4/g128/bf16/zp", 8192, 8192, false},
-                        {"uint4/g128/bf16/zp_bf16", 8192, 8192, false},
-                        {"nvfp4", 8192, 8192, false},
-                        {"int8/g128/bf16", 8192, 8192, false},
-                        {"e5m2/channel/fp32", 8192, 8192, false}};
+  const LongStageCase cases[] = {{"int4/g128/bf16", 8192, 8192, true},
+                                 {"int4/g128/bf16", 28672, 8192, true},
+                                 {"int3/g128/bf16", 28672, 8192, true},
+                                 {"int2/g64/fp16", 8192, 28672, true},
+                                 {"mxfp4", 10240, 8192, true},
+                                 {"int4/channel/bf16", 1000, 8320, true},
+                                 {"int4/g128/bf16", 8192, 4096, false},
+                                 {"int4/g128/bf16", 57344, 8192, false},
+                                 {"uint4/g128/bf16/zp", 8192, 8192, false},
+                                 {"uint4/g128/bf16/zp_bf16", 8192, 8192, false},
+                                 {"nvfp4", 8192, 8192, false},
+                                 {"int8/g128/bf16", 8192, 8192, false},
+                                 {"e5m2/channel/fp32", 8192, 8192, false}};
   for (const char* preset : kPresets) {
     const DeviceInfo d = *device_preset(preset);
-    const DType act = d.sm() < 80 ? DType::fp16() : DType::bf16();  // sm_75: fp16 only
-    for (const Case& c : cases) {
-      auto plan = plan_mma_gemm(c.n, c.k, *WeightFormat::parse(c.spec), act, DType::bf16(), d);
+    for (const LongStageCase& c : cases) {
+      auto plan = plan_long_stage_case(c, d);
       ASSERT_TRUE(plan.ok()) << preset << " " << c.spec << ": " << plan.status().to_string();
       const MmaGemmConfig& decode = entry_for(*plan, 1).config;
       const bool expect = c.long_stages && d.arch() == "sm_90a";
@@ -240,31 +248,25 @@ TEST(MmaPlan, HopperDecodeTakesLongStagesOnLongRowsInOneWave) {
 // lane and unit without zero points where K >= 8192 and its two CTAs per SM fill the GPU at least
 // as well as the short stages' three at 16 and 32 tokens (132 SMs; 64-row CTAs).
 TEST(MmaPlan, Hopper16TokenTileTakesLongStagesWhereTheyFillTheGpu) {
-  struct Case {
-    const char* spec;
-    int64_t n, k;
-    bool long_stages;
-  };
-  const Case cases[] = {{"int4/g128/bf16", 8192, 8192, true},     // 128 CTAs x 2 splits
-                        {"int4/g128/bf16", 4096, 14336, true},    // 64 x 4
-                        {"int4/g128/fp16", 8192, 28672, true},    // 128 x 2
-                        {"int4/g128/bf16", 6144, 8192, true},     // 96 x 2, as short
-                        {"int4/g128/bf16", 5120, 8192, false},    // M = 32: 0.61 < 0.81
-                        {"int2/g64/bf16", 8192, 8192, true},      // 4 words
-                        {"mxfp4", 8192, 8192, true},              // groups of 32
-                        {"int4/channel/bf16", 8000, 8200, true},  // 125 x 2: 95%
-                        {"int4/g128/bf16", 10240, 8192, false},   // 0.61 < 0.81
-                        {"int4/g128/bf16", 28672, 8192, false},   // past a wave
-                        {"int4/g128/bf16", 4096, 4096, false},    // K < 8192
-                        {"uint4/g128/bf16/zp", 8192, 8192, false},
-                        {"int3/g128/bf16", 8192, 8192, false},  // 12 words
-                        {"int8/g128/bf16", 8192, 8192, false},
-                        {"nvfp4", 8192, 8192, false}};  // groups of 16
+  const LongStageCase cases[] = {{"int4/g128/bf16", 8192, 8192, true},     // 128 CTAs x 2 splits
+                                 {"int4/g128/bf16", 4096, 14336, true},    // 64 x 4
+                                 {"int4/g128/fp16", 8192, 28672, true},    // 128 x 2
+                                 {"int4/g128/bf16", 6144, 8192, true},     // 96 x 2, as short
+                                 {"int4/g128/bf16", 5120, 8192, false},    // M = 32: 0.61 < 0.81
+                                 {"int2/g64/bf16", 8192, 8192, true},      // 4 words
+                                 {"mxfp4", 8192, 8192, true},              // groups of 32
+                                 {"int4/channel/bf16", 8000, 8200, true},  // 125 x 2: 95%
+                                 {"int4/g128/bf16", 10240, 8192, false},   // 0.61 < 0.81
+                                 {"int4/g128/bf16", 28672, 8192, false},   // past a wave
+                                 {"int4/g128/bf16", 4096, 4096, false},    // K < 8192
+                                 {"uint4/g128/bf16/zp", 8192, 8192, false},
+                                 {"int3/g128/bf16", 8192, 8192, false},  // 12 words
+                                 {"int8/g128/bf16", 8192, 8192, false},
+                                 {"nvfp4", 8192, 8192, false}};  // groups of 16
   for (const char* preset : kPresets) {
     const DeviceInfo d = *device_preset(preset);
-    const DType act = d.sm() < 80 ? DType::fp16() : DType::bf16();  // sm_75: fp16 only
-    for (const Case& c : cases) {
-      auto plan = plan_mma_gemm(c.n, c.k, *WeightFormat::parse(c.spec), act, DType::bf16(), d);
+    for (const LongStageCase& c : cases) {
+      auto plan = plan_long_stage_case(c, d);
       ASSERT_TRUE(plan.ok()) << preset << " " << c.spec << ": " << plan.status().to_string();
       const bool expect = c.long_stages && d.arch() == "sm_90a" && d.multiprocessors == 132;
       for (int64_t m : {9, 16, 32}) {
