@@ -399,6 +399,19 @@ bool fits_one_wave(const MmaTile& tile, int64_t n, const WeightFormat& weight, D
   return ctas <= int64_t(mma_resident_estimate(*c, device)) * std::max(device.multiprocessors, 1);
 }
 
+// Whether `weight` at this K may decode in two 512-K stages instead of four 256-K ones: no zero
+// points, groups of 32 or more, and at least 16 such stages per row (the code width and wave
+// conditions are each bucket's own, in plan_mma_gemm).
+bool long_stage_format(const WeightFormat& weight, int64_t k) {
+  return k >= 8192 && !weight.has_zero_points() &&
+         (!weight.has_group_scales() || weight.group_k >= 32);
+}
+
+MmaTile with_long_stages(MmaTile tile) {
+  tile.stages = 2, tile.stage_k = 512;
+  return tile;
+}
+
 // The average fill of the waves of resident CTAs that `c`'s launch for `m` tokens makes (its K
 // splits as mma_splits picks them for a plain launch), with `registers` per thread.
 double wave_fill(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const DeviceInfo& device,
@@ -465,11 +478,9 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
     // splits fit), past one wave (N = 57344 63.20 / 67.23) and with zero points (uint4/g128/zp
     // 8192^2 13.58 / 13.78: 134 registers, 3 CTAs per SM; capped at 128, 14.03). Groups under
     // 32 (nvfp4) are not measured and keep the short stages.
-    if (bucket(i, device).max_m <= 8 && tile.frags_m == 1 && !tile.wgmma && k >= 8192 &&
-        weight.type.bits <= 4 && !weight.has_zero_points() &&
-        (!weight.has_group_scales() || weight.group_k >= 32)) {
-      MmaTile long_stages = tile;
-      long_stages.stages = 2, long_stages.stage_k = 512;
+    if (bucket(i, device).max_m <= 8 && tile.frags_m == 1 && !tile.wgmma &&
+        weight.type.bits <= 4 && long_stage_format(weight, k)) {
+      const MmaTile long_stages = with_long_stages(tile);
       if (fits_one_wave(long_stages, n, weight, act, out, device)) tile = long_stages;
     }
     // NOTE: Hopper's 16-token tile (9-32 tokens) takes the same two 512-K stages for codes of at
@@ -482,11 +493,10 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
     // 83.55 / 76.72. Left out where they lose: N = 10240 (0.61 against 0.81 waves) 21.94 /
     // 24.13, 5120 x 8192 at M = 32 (0.61 against 0.81) 21.35 / 23.69, 4096^2 (K = 4096) 8.09 /
     // 8.37, and N = 28672 past a wave (M = 32: 80.52 / 83.33).
-    if (bucket(i, device).max_m == 32 && tile.frags_m == 2 && !tile.wgmma && k >= 8192 &&
+    if (bucket(i, device).max_m == 32 && tile.frags_m == 2 && !tile.wgmma &&
         device.arch() == "sm_90a" && mma_layout::unit_words(weight.type.bits) <= 4 &&
-        !weight.has_zero_points() && (!weight.has_group_scales() || weight.group_k >= 32)) {
-      MmaTile long_stages = tile;
-      long_stages.stages = 2, long_stages.stage_k = 512;
+        long_stage_format(weight, k)) {
+      const MmaTile long_stages = with_long_stages(tile);
       const auto long_tile = mma_config_for(long_stages, weight, act, out, device);
       const auto short_tile = mma_config_for(tile, weight, act, out, device);
       if (long_tile.ok() && short_tile.ok() &&
