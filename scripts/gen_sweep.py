@@ -1,8 +1,11 @@
 """Random `qgemm verify` cases for the format sweeps of sessions 18-23, one argument line each.
 
-    python3 gen_sweep.py PROFILE SEED COUNT > cmds.txt     (QGEMM_BIN: qgemm, default build/qgemm)
+    python3 scripts/gen_sweep.py PROFILE SEED COUNT > cmds.txt   (QGEMM_BIN: default build/qgemm)
 
-PROFILE `odd` (session 19) draws odd groups, float zero points and few-row layers.
+Then run each line as `qgemm verify --backend jit <line>` on a GPU (falling back to `--backend
+auto` where jit declines; bench/results/h200/session23/scripts/one.sh and call3.sh do that).
+PROFILE `long` (session 23) draws K 8192..16384 at 1-32 tokens, where the long decode stages
+apply. PROFILE `odd` (session 19) draws odd groups, float zero points and few-row layers.
 PROFILE `turing` (session 20, run under QGEMM_TARGET_ARCH=sm_75) draws every weight format with
 fp16 activations only (sm_75's jit takes fp16), N up to 9000, K up to 6000, M up to 2048.
 PROFILE `small` made sweep 1 (seed 1130, 200 cases): N up to 8192, K up to 4000, M up to 1100,
