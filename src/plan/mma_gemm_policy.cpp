@@ -210,8 +210,9 @@ int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const De
   // plain ones (dense_w4a16, int4 8192^2 M = 1 programmatic 16.40 us against 12.28 with the
   // whole wave's 4; bench/NOTES.md "splits and programmatic launch"). Not measured why;
   // presumably the next launch's CTAs, let in early by a half-filled wave, slow the running one.
-  if (device.arch() == "sm_90a" && !c.warp_specialized && c.block_m() <= 16 && env_waves == 0 &&
-      !programmatic) {
+  const bool bytes_rule = device.arch() == "sm_90a" && !c.warp_specialized &&
+                          c.block_m() <= 16 && env_waves == 0 && !programmatic;
+  if (bytes_rule) {
     const double stage_bytes = 16.0 * c.tiles_n * c.warps_n * c.stage_k() * c.bits / 8.0;
     const double per_cta = std::max(1.0, (c.stages - 1) * stage_bytes);
     const int64_t per_sm = static_cast<int64_t>(std::ceil(kDecodeBytesInFlight / per_cta));
@@ -221,9 +222,26 @@ int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const De
   // NOTE: never split into a partial extra wave of the CTAs that fit at once: the last wave's
   // fill decides decode time (H200, int4/g128 M = 1, bench/NOTES.md "whole waves": 8192^2 at
   // 0.97 instead of 1.21 waves 15.0 -> 14.2 us, N = 28672 42.7 -> 39.0 us).
-  if (!partial_waves) {
-    const int64_t one_wave = mma_resident_estimate(c, device, registers) * sms;
-    splits = std::min<int64_t>(splits, std::max<int64_t>(one_wave / ctas, 1));
+  const int64_t one_wave = mma_resident_estimate(c, device, registers) * sms;
+  if (!partial_waves) splits = std::min<int64_t>(splits, std::max<int64_t>(one_wave / ctas, 1));
+  // NOTE: a single wave of decode CTAs takes as long as its busiest SM: CTAs spread evenly give
+  // some SMs ceil(CTAs / SMs) of them, each ceil(stages / splits) long. More splits than the
+  // bytes in flight ask for are taken where that busiest SM's share comes >2% closer to the
+  // average. H200, M = 1, `qgemm tune` (bench/NOTES.md "balanced decode splits"): int4/g128
+  // 8192^2 3 -> 4 splits 12.96 -> 12.69 us, nvfp4 6144 x 8192 3 -> 4 18.40 -> 14.70. Measured on
+  // the 8-token tile only: the 16-token tile keeps the bytes rule (its long-stage rule compares
+  // wave fills under it).
+  if (bytes_rule && !partial_waves && c.block_m() <= 8) {
+    const int64_t most = std::min<int64_t>(
+        {one_wave / ctas, stages_total / min_stages, static_cast<int64_t>(kMaxSplits)});
+    auto balance = [&](int64_t s) {
+      const int64_t per_sm = (ctas * s + sms - 1) / sms, per_cta = (stages_total + s - 1) / s;
+      return double(ctas * stages_total) / double(sms * per_sm * per_cta);
+    };
+    int64_t best = splits;
+    for (int64_t s = splits + 1; s <= most; ++s)
+      if (balance(s) > 1.02 * balance(best)) best = s;
+    splits = best;
   }
   return static_cast<int>(std::clamp<int64_t>(splits, 1, kMaxSplits));
 }

@@ -422,16 +422,19 @@ TEST(MmaPlan, SplitsFollowTokensAndK) {
 }
 
 // Hopper decode tiles split K until each SM holds ~48 KB of weights in flight: fewer, longer
-// CTAs for 4-bit codes (8192^2 in two 512-K stages: 3 x 16 KB per SM; 4096^2 and zero points in
-// four 256-K stages: 2 x 24 KB), the whole-wave count for 2-bit codes, none past a wave's worth
-// of tiles; other architectures keep the waves rule.
+// CTAs for 4-bit codes (4096^2 and zero points in four 256-K stages: 2 x 24 KB per SM), the
+// whole-wave count for 2-bit codes, none past a wave's worth of tiles; more where that evens the
+// busiest SM's share out (8192^2 int4 in two 512-K stages: 3 splits leave some SMs 3 CTAs of 6
+// stages, 4 splits 4 of 4; nvfp4 at N = 6144: 3 of 11 against 3 of 8 stages). Other
+// architectures keep the waves rule.
 TEST(MmaPlan, HopperDecodeSplitsKeepEnoughBytesInFlight) {
   const DeviceInfo h200 = *device_preset("h200");
   const struct {
     const char* spec;
     int64_t n, k;
     int splits;
-  } cases[] = {{"int4/g128/bf16", 8192, 8192, 3},  {"uint4/g128/bf16/zp", 8192, 8192, 2},
+  } cases[] = {{"int4/g128/bf16", 8192, 8192, 4},  {"uint4/g128/bf16/zp", 8192, 8192, 2},
+               {"nvfp4", 6144, 8192, 4},           {"int4/g128/bf16", 6144, 8192, 4},
                {"int2/g128/bf16", 8192, 8192, 4},  {"int4/g128/bf16", 4096, 4096, 4},
                {"int4/g128/bf16", 28672, 8192, 1}, {"int8/channel/bf16", 8192, 8192, 2},
                {"int4/g128/bf16", 14336, 4096, 1}, {"nvfp4", 8192, 8192, 2}};
