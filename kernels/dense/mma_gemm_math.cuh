@@ -74,11 +74,21 @@ QGEMM_DEVICE FragA MmaGemm<Cfg>::decode_a(const u32 (&words)[kWords], const u8* 
   constexpr bool kFold = Cfg::kZeroTable == 1 &&
                          Cfg::kCodeKind != static_cast<int>(CodeKind::kFloat) &&
                          IntDecoder<kAct, kBits, Cfg::kConstZero>::kFoldsZero;
+  // NOTE: the 8-token mma.sync tile makes both rows' addends in one fma and reads each row's
+  // through an operand selector (decode_minus_paired): 325 -> 319 SASS per 256-K stage of
+  // uint4/g128/bf16/zp. H200, 8192^2, `qgemm tune`, three rounds (bench/NOTES.md "zero points
+  // by operand selectors"): M = 1 13.50 -> 13.33 us. The 16-token tile got slower with the same
+  // code (M = 16 16.15 -> 16.63: another schedule, with 6 fewer instructions per stage), so the
+  // other tiles keep the prmt broadcasts.
+  constexpr bool kPairedZeros = kFold && kFM == 1 && !kWgmma;
   FragA a;
   static_for<0, 4>([&](auto r_) {
     constexpr int r = decltype(r_)::value;
     u32 v;
-    if constexpr (kFold)
+    if constexpr (kPairedZeros)
+      v = decode_weight_pair_minus_paired<Cfg, kStep * 4 + r, (r & 1) != 0>(
+          words, reinterpret_cast<const u32*>(zeros)[zat]);
+    else if constexpr (kFold)
       v = decode_weight_pair_minus<Cfg, kStep * 4 + r>(words, zero2[r & 1]);
     else
       v = decode_weight_pair<Cfg, kStep * 4 + r>(words);

@@ -93,6 +93,20 @@ struct IntDecoder {
                                     exact_half2_bits<kElem>(-kMagicValue * kScale - kConstZero));
     return hfma2<kElem>(field<Q>(words), exact_half2_bits<kElem>(kScale), addend);
   }
+
+  /// The same for a pair of rows: `zeros` holds the zero points of two rows and kHigh picks the
+  /// pair's. One fma makes the addends of both rows, and the row's half goes to the pair's fma
+  /// through its operand selector: a group's zero points cost one fma per (row pair, r) instead
+  /// of two prmt and two fma.
+  template <int Q, bool kHigh>
+  static QGEMM_DEVICE u32 decode_minus_paired(const u32* words, u32 zeros) {
+    static_assert(kFoldsZero, "see kFoldsZero");
+    constexpr double kScale = 1.0 / double(1 << FieldSlot<kElem, kBits, Q>::kR);
+    const u32 addends = hfma2<kElem>(zeros, exact_half2_bits<kElem>(-1.0),
+                                     exact_half2_bits<kElem>(-kMagicValue * kScale - kConstZero));
+    return hfma2<kElem>(field<Q>(words), exact_half2_bits<kElem>(kScale),
+                        kHigh ? high_half_operand(addends) : low_half_operand(addends));
+  }
 };
 
 // NOTE: small-float decode. The code's sign goes to bit 15 and its exponent and mantissa are
@@ -131,6 +145,14 @@ struct FloatDecoder {
 template <class Cfg, int Q, int N>
 QGEMM_DEVICE u32 decode_weight_pair_minus(const u32 (&words)[N], u32 zero) {
   return IntDecoder<Cfg::kAct, Cfg::kBits, Cfg::kConstZero>::template decode_minus<Q>(words, zero);
+}
+
+/// The same with the zero points of two rows in `zeros`, kHigh picking the pair's
+/// (IntDecoder::decode_minus_paired).
+template <class Cfg, int Q, bool kHigh, int N>
+QGEMM_DEVICE u32 decode_weight_pair_minus_paired(const u32 (&words)[N], u32 zeros) {
+  return IntDecoder<Cfg::kAct, Cfg::kBits, Cfg::kConstZero>::template decode_minus_paired<Q, kHigh>(
+      words, zeros);
 }
 
 /// Pair Q of a lane's unit words for the weight codec described by Cfg (kAct, kBits, kCodeKind,

@@ -176,6 +176,57 @@ TEST(WeightCodecHost, ZeroPointsFoldIntoTheAddendExactlyBf16) {
   expect_exact_zero_fold<Elem::kBf16>();
 }
 
+// IntDecoder::decode_minus_paired: one fma makes the addends of two rows from their zero points
+// (low half: row g, high half: row g + 8), and each pair's fma reads its row's half in both lanes
+// (the operand selector). Every code c, zero points of both rows and position r: c - z of the
+// pair's row exactly, and never the other row's zero.
+template <Elem kElem>
+void expect_exact_paired_zero_fold() {
+  const u32 magic = kElem == Elem::kBf16 ? 0x43004300u : 0x64006400u;
+  const double magic_value = kElem == Elem::kBf16 ? 128.0 : 1024.0;
+  const int mantissa = kElem == Elem::kBf16 ? 7 : 10;
+  auto broadcast = [](u32 x, bool high) {
+    const u32 h = high ? x >> 16 : x & 0xffffu;
+    return h | (h << 16);
+  };
+  int checked = 0;
+  for (int bits = 1; bits <= 7; ++bits)
+    for (int r = 0; r + bits <= mantissa; ++r) {
+      const double scale = std::ldexp(1.0, -r);
+      const u32 mask = (1u << bits) - 1;
+      for (u32 z0 = 0; z0 <= mask; ++z0) {
+        const u32 z1 = (z0 * 5 + 3) & mask;  // the other row's zero point
+        const u32 zeros = (exact_half2_bits<kElem>(double(z0)) & 0xffffu) |
+                          (exact_half2_bits<kElem>(double(z1)) & 0xffff0000u);
+        const u32 addends = hfma2_model<kElem>(zeros, exact_half2_bits<kElem>(-1.0),
+                                               exact_half2_bits<kElem>(-magic_value * scale));
+        for (u32 c = 0; c <= mask; ++c) {
+          const u32 partner = (c * 7 + 1) & mask;
+          const u32 placed = (c << r) | (partner << (16 + r)) | magic;
+          for (int row = 0; row < 2; ++row) {
+            const u32 v = hfma2_model<kElem>(placed, exact_half2_bits<kElem>(scale),
+                                             broadcast(addends, row == 1));
+            const double z = row == 1 ? z1 : z0;
+            ASSERT_EQ(double(c) - z, half_value<kElem>(v))
+                << half_type<kElem>().name() << " bits " << bits << " r " << r << " row " << row
+                << " zeros " << z0 << "/" << z1 << " code " << c;
+            ASSERT_EQ(double(partner) - z, half_value<kElem>(v >> 16))
+                << half_type<kElem>().name() << " bits " << bits << " r " << r << " row " << row;
+            ++checked;
+          }
+        }
+      }
+    }
+  EXPECT_GT(checked, 1000);
+}
+
+TEST(WeightCodecHost, ZeroPointsOfTwoRowsFoldThroughOneFmaExactlyFp16) {
+  expect_exact_paired_zero_fold<Elem::kFp16>();
+}
+TEST(WeightCodecHost, ZeroPointsOfTwoRowsFoldThroughOneFmaExactlyBf16) {
+  expect_exact_paired_zero_fold<Elem::kBf16>();
+}
+
 // Field slots (mma_layout::code_bits, FieldSlot, IntDecoder::field) for every width and every
 // pair slot Q of a unit: codes placed by code_bits into words of random other bits come out of
 // the slot's shift, mask and OR (or, for a pair in the spare bits, its pieces) as M + c 2^r, and
