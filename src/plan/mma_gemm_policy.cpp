@@ -494,8 +494,10 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
     // 12.98, 8192 x 28672 35.49 / 33.95, int3 and int2 at N = 28672 35.61 / 33.66 and 30.71 /
     // 28.07, mxfp4 N = 28672 47.68 / 45.38. They lose at K = 4096 (4096^2 6.60 / 7.24: fewer K
     // splits fit), past one wave (N = 57344 63.20 / 67.23) and with zero points (uint4/g128/zp
-    // 8192^2 13.58 / 13.78: 134 registers, 3 CTAs per SM; capped at 128, 14.03). Groups under
-    // 32 (nvfp4) are not measured and keep the short stages.
+    // 8192^2 13.58 / 13.78: 134 registers, 3 CTAs per SM; capped at 128, 14.03; session 24, built
+    // for 4 CTAs per SM at 123 registers, 13.32 / 13.57, and 2-6% slower at four more shapes:
+    // bench/NOTES.md "zero points on long stages, again"). Groups under 32 (nvfp4) are not
+    // measured and keep the short stages.
     if (bucket(i, device).max_m <= 8 && tile.frags_m == 1 && !tile.wgmma &&
         weight.type.bits <= 4 && long_stage_format(weight, k)) {
       const MmaTile long_stages = with_long_stages(tile);
