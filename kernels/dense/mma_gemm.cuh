@@ -18,8 +18,9 @@
 // precision but the activations the caller gave); zero points are subtracted before it (exact:
 // small integers). Channel, tensor and global scales are one fp32 factor per row in the
 // epilogue. Split-K CTAs (gridDim.z > 1) write fp32 partials; the last CTA of a tile to finish
-// sums them in split order (deterministic) and stores C. On sm_90 the splits of a tile may run
-// as one thread-block cluster instead and sum through each other's shared memory (same order).
+// (the 16-token tile: its last split) sums them in split order (deterministic) and stores C.
+// On sm_90 the splits of a tile may run as one thread-block cluster instead and sum through
+// each other's shared memory (same order).
 //
 // Hopper variant (Cfg::kWgmma, sm_90a): the four warps of a warpgroup (warp_n = 0..3, one tile
 // each) hold the 64 x 16 A operand of one wgmma.mma_async.m64n(8 kFragsM)k16 per k-step in
@@ -395,6 +396,19 @@ struct MmaGemm {
   /// valid tokens, spread over the compute threads.
   template <typename Fn>
   static QGEMM_DEVICE void for_each_piece(const MmaGemmParams& p, const Work& w, int tid, Fn&& fn);
+
+  // NOTE: split-K fix-up by arrival. By default every split publishes its partial tile and
+  // arrives on the tile's counter with an acq_rel atomic; the split that arrives last sums.
+  // The 16-token mma.sync tile instead has its last split (the last CTAs launched) sum: the
+  // others arrive with a release reduction and leave, and it waits for them with acquire loads,
+  // so the summing CTA makes no atomic round trip of its own. It cannot wait forever: CTAs are
+  // dispatched in launch order, so the other splits of its tile (lower blockIdx.z) are running
+  // or done, and they wait for nothing. H200, `qgemm tune`, two rounds (bench/NOTES.md
+  // "summing split"): int4/g128 8192^2 M = 16 15.73-15.75 -> 15.38-15.42 us, 10240 x 8192
+  // 21.73 -> 21.00. The 8-token tile gained too (M = 1 12.73-12.79 -> 12.50-12.58), but its
+  // main loop compiled to another schedule with the new code, and unsplit launches of it lost
+  // 1.0-1.3% (N = 28672: 34.49-34.56 -> 34.84-35.01), so it keeps the default.
+  static constexpr bool kLastSplitSums = !kWgmma && kFM == 2;
 
   /// Split-K fix-up (gridDim.z > 1) and the C store; every compute thread calls it.
   static QGEMM_DEVICE void finish(const MmaGemmParams& p, const Work& w, u8* smem,

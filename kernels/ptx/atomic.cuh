@@ -19,4 +19,18 @@ QGEMM_DEVICE int atomic_add_acq_rel_gpu(int* counter, int v) {
   return old;
 }
 
+/// *counter += v at GPU scope without waiting for the result; release: writes that happen before
+/// it in this CTA (ordered by a barrier) are visible to whoever reads the new value with acquire.
+QGEMM_DEVICE void red_add_release_gpu(int* counter, int v) {
+  asm volatile("red.release.gpu.global.add.s32 [%0], %1;\n" ::"l"(counter), "r"(v) : "memory");
+}
+
+/// *counter at GPU scope, acquire: writes published with release before the value read are
+/// visible to this thread afterwards.
+QGEMM_DEVICE int load_acquire_gpu(const int* counter) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.s32 %0, [%1];\n" : "=r"(v) : "l"(counter) : "memory");
+  return v;
+}
+
 }  // namespace qgemm
