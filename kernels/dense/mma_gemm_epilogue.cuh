@@ -293,13 +293,14 @@ QGEMM_DEVICE void MmaGemm<Cfg>::finish(const MmaGemmParams& p, const Work& w, u8
                      [&](int tn, int fm, int i, int row, int token) {
                        if (token < p.m && row < n_pad) mine[token * n_pad + row] = acc[tn][fm].r[i];
                      });
+    // NOTE: the barrier orders the CTA's partial stores before thread 0's arrival, whose
+    // release (cumulative) publishes them. No full fences.
+    sync_compute_threads();
+    i32* counter = p.counters + blockIdx.y * gridDim.x + blockIdx.x;
     if constexpr (kLastSplitSums) {
-      // NOTE: the barrier orders the CTA's partial stores before thread 0's arrival, whose
-      // release (cumulative) publishes them; the summing split waits for all arrivals with
-      // acquire loads, and the barrier after that hands them on to the CTA.
-      sync_compute_threads();
+      // The last split waits for the others' arrivals with acquire loads, and the barrier after
+      // that hands them on to the CTA.
       const int last = static_cast<int>(gridDim.z) - 1;
-      i32* counter = p.counters + blockIdx.y * gridDim.x + blockIdx.x;
       if (threadIdx.x == 0) {
         if (static_cast<int>(blockIdx.z) != last) {
           red_add_release_gpu(counter, 1);
@@ -310,24 +311,19 @@ QGEMM_DEVICE void MmaGemm<Cfg>::finish(const MmaGemmParams& p, const Work& w, u8
       }
       if (static_cast<int>(blockIdx.z) != last) return;
       sync_compute_threads();
-      sum_partials(p, w, acc, warp_n, warp_m, lane);
-      if (threadIdx.x == 0) *counter = 0;  // ready for the next launch (or graph replay)
     } else {
-      // NOTE: the barrier orders the CTA's partial stores before thread 0's arrival, whose
-      // release (cumulative) publishes them and whose acquire, for the last split, makes the
-      // others' visible; the barrier after it hands that on to the CTA. No full fences.
-      // (last_split_arrives() is the same protocol; written out here because calling it changed
-      // the decode kernels' register allocation, which is only measured as it stands.)
-      sync_compute_threads();
+      // The arrival's acquire, for the last split, makes the others' partials visible; the
+      // barrier after it hands that on to the CTA. (last_split_arrives() is the same protocol;
+      // written out here because calling it changed the decode kernels' register allocation,
+      // which is only measured as it stands.)
       __shared__ int is_last;
-      i32* counter = p.counters + blockIdx.y * gridDim.x + blockIdx.x;
       if (threadIdx.x == 0)
         is_last = atomic_add_acq_rel_gpu(counter, 1) == static_cast<int>(gridDim.z) - 1;
       sync_compute_threads();
       if (!is_last) return;
-      sum_partials(p, w, acc, warp_n, warp_m, lane);
-      if (threadIdx.x == 0) *counter = 0;  // ready for the next launch (or graph replay)
     }
+    sum_partials(p, w, acc, warp_n, warp_m, lane);
+    if (threadIdx.x == 0) *counter = 0;  // ready for the next launch (or graph replay)
   }
   for_each_element(w.n_tile0, w.m0, warp_n, warp_m, lane,
                    [&](int tn, int fm, int i, int row, int token) {
