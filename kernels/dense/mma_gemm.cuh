@@ -399,16 +399,17 @@ struct MmaGemm {
 
   // NOTE: split-K fix-up by arrival. By default every split publishes its partial tile and
   // arrives on the tile's counter with an acq_rel atomic; the split that arrives last sums.
-  // The 16-token mma.sync tile instead has its last split (the last CTAs launched) sum: the
-  // others arrive with a release reduction and leave, and it waits for them with acquire loads,
-  // so the summing CTA makes no atomic round trip of its own. It cannot wait forever: CTAs are
-  // dispatched in launch order, so the other splits of its tile (lower blockIdx.z) are running
-  // or done, and they wait for nothing. H200, `qgemm tune`, two rounds (bench/NOTES.md
-  // "summing split"): int4/g128 8192^2 M = 16 15.73-15.75 -> 15.38-15.42 us, 10240 x 8192
-  // 21.73 -> 21.00. The 8-token tile gained too (M = 1 12.73-12.79 -> 12.50-12.58), but its
-  // main loop compiled to another schedule with the new code, and unsplit launches of it lost
-  // 1.0-1.3% (N = 28672: 34.49-34.56 -> 34.84-35.01), so it keeps the default.
-  static constexpr bool kLastSplitSums = !kWgmma && kFM == 2;
+  // The mma.sync decode tiles (8 and 16 tokens) instead have their last split (the last CTAs
+  // launched) sum: the others arrive with a release reduction and leave, and it waits for them
+  // with acquire loads, so the summing CTA makes no atomic round trip of its own. It cannot wait
+  // forever: CTAs are dispatched in launch order, so the other splits of its tile (lower
+  // blockIdx.z) are running or done, and they wait for nothing. H200, `qgemm tune`, plain
+  // (bench/NOTES.md "summing split"): int4/g128 8192^2 M = 1 12.74-12.80 -> 12.55-12.59 us,
+  // int3 12.26 -> 11.95, 4096 x 14336 11.88 -> 11.74 (session 26); M = 16 15.73-15.75 ->
+  // 15.36-15.42 (session 25). The 8-token tile's wait is one asm statement (as a C++ loop it
+  // rescheduled the main loop, and unsplit launches lost 1.0-1.3%); finish() says why the
+  // 16-token tile's is not.
+  static constexpr bool kLastSplitSums = !kWgmma && kFM <= 2;
 
   /// Split-K fix-up (gridDim.z > 1) and the C store; every compute thread calls it.
   static QGEMM_DEVICE void finish(const MmaGemmParams& p, const Work& w, u8* smem,

@@ -297,9 +297,11 @@ QGEMM_DEVICE void MmaGemm<Cfg>::finish(const MmaGemmParams& p, const Work& w, u8
     // release (cumulative) publishes them. No full fences.
     sync_compute_threads();
     i32* counter = p.counters + blockIdx.y * gridDim.x + blockIdx.x;
-    if constexpr (kLastSplitSums) {
-      // The last split waits for the others' arrivals with acquire loads, and the barrier after
-      // that hands them on to the CTA.
+    if constexpr (kLastSplitSums && kFM == 2) {
+      // The 16-token tile: the same protocol as below, with the wait as a C++ loop. NOTE: this
+      // spelling is kept because its main loop compiled to a faster schedule with it (session
+      // 26, `qgemm tune`, int4/g128 M = 16: 8192^2 15.36-15.37 us against 15.45-15.46 with the
+      // asm wait, 10240 x 8192 20.91 against 21.09).
       const int last = static_cast<int>(gridDim.z) - 1;
       if (threadIdx.x == 0) {
         if (static_cast<int>(blockIdx.z) != last) {
@@ -312,13 +314,23 @@ QGEMM_DEVICE void MmaGemm<Cfg>::finish(const MmaGemmParams& p, const Work& w, u8
       if (static_cast<int>(blockIdx.z) != last) return;
       sync_compute_threads();
     } else {
-      // The arrival's acquire, for the last split, makes the others' partials visible; the
-      // barrier after it hands that on to the CTA. (last_split_arrives() is the same protocol;
-      // written out here because calling it changed the decode kernels' register allocation,
-      // which is only measured as it stands.)
+      // The summing split's acquire (the last split's wait, or the last arrival's atomic) makes
+      // the others' partials visible; the barrier after it hands that on to the CTA.
+      // (last_split_arrives() is the atomic protocol; written out here because calling it
+      // changed the decode kernels' register allocation, which is only measured as it stands.)
       __shared__ int is_last;
-      if (threadIdx.x == 0)
-        is_last = atomic_add_acq_rel_gpu(counter, 1) == static_cast<int>(gridDim.z) - 1;
+      if (threadIdx.x == 0) {
+        if constexpr (kLastSplitSums) {
+          const int last = static_cast<int>(gridDim.z) - 1;
+          if (static_cast<int>(blockIdx.z) == last)
+            wait_until_acquire_gpu(counter, last);
+          else
+            red_add_release_gpu(counter, 1);
+          is_last = static_cast<int>(blockIdx.z) == last;
+        } else {
+          is_last = atomic_add_acq_rel_gpu(counter, 1) == static_cast<int>(gridDim.z) - 1;
+        }
+      }
       sync_compute_threads();
       if (!is_last) return;
     }
