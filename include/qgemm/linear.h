@@ -72,6 +72,10 @@ class Linear {
   /// Scratch bytes run() needs for m tokens (split-K partials, padded activations).
   size_t workspace_bytes(int64_t m) const;
   /// Runs one call. Never compiles or allocates; safe to capture in a CUDA graph (jit, qdq).
+  /// Calls on one Linear must not overlap on the GPU: issue them on one stream, or order them
+  /// with events. The jit backend's split-K kernels count their arrivals in the layer's own
+  /// device memory; overlapping calls would mix their counts (wrong results or a hang). Distinct
+  /// Linear objects, even of the same weight, may run at the same time.
   Status run(const LinearArgs& args) const;
 
   int64_t n() const;
