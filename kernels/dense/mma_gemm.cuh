@@ -18,7 +18,8 @@
 // precision but the activations the caller gave); zero points are subtracted before it (exact:
 // small integers). Channel, tensor and global scales are one fp32 factor per row in the
 // epilogue. Split-K CTAs (gridDim.z > 1) write fp32 partials; the last CTA of a tile to finish
-// (the 16-token tile: its last split) sums them in split order (deterministic) and stores C.
+// (in the mma.sync decode tiles: its last split) sums them in split order (deterministic) and
+// stores C.
 // On sm_90 the splits of a tile may run as one thread-block cluster instead and sum through
 // each other's shared memory (same order).
 //
