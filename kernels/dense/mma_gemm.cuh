@@ -19,9 +19,8 @@
 // small integers). Channel, tensor and global scales are one fp32 factor per row in the
 // epilogue. Split-K CTAs (gridDim.z > 1) write fp32 partials; the last CTA of a tile to finish
 // (in the mma.sync decode tiles: its last split) sums them in split order (deterministic) and
-// stores C.
-// On sm_90 the splits of a tile may run as one thread-block cluster instead and sum through
-// each other's shared memory (same order).
+// stores C. On sm_90 the splits of a tile may run as one thread-block cluster instead and sum
+// through each other's shared memory (same order).
 //
 // Hopper variant (Cfg::kWgmma, sm_90a): the four warps of a warpgroup (warp_n = 0..3, one tile
 // each) hold the 64 x 16 A operand of one wgmma.mma_async.m64n(8 kFragsM)k16 per k-step in
