@@ -280,8 +280,10 @@ std::string JitLayer::describe() const {
         if (const MmaTailSplit t = tail_split(i, b.max_m); t.splits > 1)
           tail = str(", at M=", b.max_m, ": ", t.main_x,
                      " CTA columns, then the rest with K split ", t.splits, " ways");
-      s += str(range, ": mma_gemm ", b.config.to_string(), ", split-K at M=", lo, ": ",
-               splits(i, lo), tail, programmatic(b.config) ? ", programmatic launch" : "", "\n  ");
+      const int lo_splits = splits(i, lo);
+      s += str(range, ": mma_gemm ", b.config.to_string(), ", split-K at M=", lo, ": ", lo_splits,
+               mma_split_cluster(b.config, lo_splits) > 1 ? " (summed in a cluster)" : "", tail,
+               programmatic(b.config) ? ", programmatic launch" : "", "\n  ");
     }
     if (b.max_m == INT64_MAX) break;
     lo = b.max_m + 1;

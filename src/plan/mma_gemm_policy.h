@@ -69,8 +69,8 @@ int mma_splits(const MmaGemmConfig& config, int64_t m, int64_t n, int64_t k,
                const DeviceInfo& device, int registers = 0, bool programmatic = false);
 
 /// CTAs per thread-block cluster along the K splits: `splits` when the kernel sums them in a
-/// cluster's shared memory (sm_90a warp-specialized tiles, 2..8 splits), else 1 (the global
-/// fix-up).
+/// cluster's shared memory (sm_90a: warp-specialized tiles with 2..8 splits, the 8-token
+/// mma.sync tile with 2), else 1 (the global fix-up).
 /// QGEMM_SPLIT_CLUSTER=0 turns the cluster sum off.
 int mma_split_cluster(const MmaGemmConfig& config, int splits);
 

@@ -163,6 +163,42 @@ TEST(TunedPlanGpu, OddKAndUnalignedActivationsArePaddedEvenUnderGraphCapture) {
   }
 }
 
+// On Hopper the 8-token decode tile's two K splits are summed in a thread-block cluster
+// (mma_split_cluster): odd N, several codes, plain and programmatic launches, under graph
+// capture too.
+TEST(TunedPlanGpu, DecodeTileSplitInTwoSumsInAClusterAndMatchesTheReference) {
+  QGEMM_REQUIRE_GPU();
+  if (list_devices()[0].arch() != "sm_90a")
+    GTEST_SKIP() << "decode splits go to clusters on sm_90a only; this GPU is "
+                 << list_devices()[0].arch();
+  const LayerCase cases[] = {
+      {"int4/g128/bf16", "bf16", DType::bf16(), 1000, 2048},
+      {"uint4/g128/fp16/zp", "fp16", DType::fp16(), 7000, 4096},
+      {"int3/g64/bf16", "bf16", DType::bf16(), 5000, 2048},
+  };
+  uint64_t seed = 90;
+  for (const LayerCase& lc : cases) {
+    LinearOptions o;
+    o.tuning_table = kNoTuningTable;
+    o.programmatic_launch = false;  // the plain plan splits these in two at M <= 8
+    auto w = quantize_weights(HostValues::of(random_normal(lc.n * lc.k, 1, 0.05f)), 1, lc.n, lc.k,
+                              *WeightFormat::parse(lc.weight));
+    ASSERT_TRUE(w.ok());
+    o.act = *ActFormat::parse(lc.act);
+    o.out = lc.out;
+    o.backend = BackendKind::kJit;
+    auto layer = Linear::create(*w, o);
+    ASSERT_TRUE(layer.ok()) << layer.status().to_string();
+    ASSERT_TRUE(layer->prepare(8).ok());
+    EXPECT_NE(layer->explain().find("split-K at M=1: 2 (summed in a cluster)"), std::string::npos)
+        << layer->explain();
+    for (bool programmatic : {false, true}) {
+      o.programmatic_launch = programmatic;
+      for (int64_t m : {1, 3, 8}) run_layer(lc, o, m, 0, m == 3, seed++);
+    }
+  }
+}
+
 TEST(AutotuneGpu, SmallLayerEndToEnd) {
   QGEMM_REQUIRE_GPU();
   bench::TuneOptions t;

@@ -341,8 +341,9 @@ TEST(MmaPlan, WhichCodesTakeTheWideWarpSpecializedTile) {
 }
 
 // K splits of the warp-specialized Hopper tiles are summed in a thread-block cluster (2..8 of
-// them); decode tiles and other architectures keep the global fix-up.
-TEST(MmaPlan, SplitClustersOnlyForWarpSpecializedHopperTiles) {
+// them), and so are those of the 8-token decode tile split in two; other decode tiles, other
+// split counts and other architectures keep the global fix-up.
+TEST(MmaPlan, SplitClustersForWarpSpecializedAndPairedDecodeHopperTiles) {
   const WeightFormat f = *WeightFormat::parse("int4/g128/bf16");
   auto hopper = plan_mma_gemm(8192, 8192, f, DType::bf16(), DType::bf16(), *device_preset("h200"));
   ASSERT_TRUE(hopper.ok());
@@ -352,7 +353,14 @@ TEST(MmaPlan, SplitClustersOnlyForWarpSpecializedHopperTiles) {
   EXPECT_EQ(2, mma_split_cluster(ws, 2));
   EXPECT_EQ(8, mma_split_cluster(ws, 8));
   EXPECT_EQ(1, mma_split_cluster(ws, 9)) << "past the portable cluster size";
-  EXPECT_EQ(1, mma_split_cluster(entry_for(*hopper, 1).config, 4)) << "decode tile";
+  const MmaGemmConfig& decode8 = entry_for(*hopper, 1).config;
+  ASSERT_EQ(decode8.block_m(), 8);
+  EXPECT_EQ(2, mma_split_cluster(decode8, 2)) << "8-token tile in pairs";
+  EXPECT_EQ(1, mma_split_cluster(decode8, 3)) << "8-token tile in threes";
+  EXPECT_EQ(1, mma_split_cluster(decode8, 4)) << "8-token tile in fours";
+  const MmaGemmConfig& decode16 = entry_for(*hopper, 16).config;
+  ASSERT_EQ(decode16.block_m(), 16);
+  EXPECT_EQ(1, mma_split_cluster(decode16, 2)) << "16-token tile";
   auto ampere = plan_mma_gemm(8192, 8192, f, DType::bf16(), DType::bf16(), *device_preset("sm_80"));
   ASSERT_TRUE(ampere.ok());
   for (const MmaPlanEntry& e : *ampere) EXPECT_EQ(1, mma_split_cluster(e.config, 4));
