@@ -128,6 +128,14 @@ int JitLayer::splits(size_t bucket, int64_t m) const {
              : splits;
 }
 
+int JitLayer::split_cluster(size_t bucket, int64_t m, int splits) const {
+  const MmaGemmConfig& c = plan_.buckets[bucket].config;
+  const double resident =
+      double(mma_resident_estimate(c, problem_.device_info, registers(bucket))) *
+      std::max(problem_.device_info.multiprocessors, 1);
+  return mma_split_cluster(c, splits, double(grid_x(c) * token_tiles(c, m) * splits) / resident);
+}
+
 int64_t JitLayer::token_tiles(const MmaGemmConfig& c, int64_t m) const {
   return (m + c.block_m() - 1) / c.block_m();
 }
@@ -260,7 +268,7 @@ Status JitLayer::run_mma(const LinearArgs& args, size_t bucket) const {
   }
   return launch_z_clusters(
       kernels_[bucket], static_cast<unsigned>(grid_x(c)), grid_y, static_cast<unsigned>(splits),
-      static_cast<unsigned>(mma_split_cluster(c, splits)), programmatic(c), p, stream);
+      static_cast<unsigned>(split_cluster(bucket, args.m, splits)), programmatic(c), p, stream);
 }
 
 std::string JitLayer::describe() const {
@@ -282,7 +290,7 @@ std::string JitLayer::describe() const {
                      " CTA columns, then the rest with K split ", t.splits, " ways");
       const int lo_splits = splits(i, lo);
       s += str(range, ": mma_gemm ", b.config.to_string(), ", split-K at M=", lo, ": ", lo_splits,
-               mma_split_cluster(b.config, lo_splits) > 1 ? " (summed in a cluster)" : "", tail,
+               split_cluster(i, lo, lo_splits) > 1 ? " (summed in a cluster)" : "", tail,
                programmatic(b.config) ? ", programmatic launch" : "", "\n  ");
     }
     if (b.max_m == INT64_MAX) break;

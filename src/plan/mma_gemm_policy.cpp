@@ -246,19 +246,22 @@ int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const De
   return static_cast<int>(std::clamp<int64_t>(splits, 1, kMaxSplits));
 }
 
-int mma_split_cluster(const MmaGemmConfig& config, int splits) {
+int mma_split_cluster(const MmaGemmConfig& config, int splits, double wave_fill) {
   // NOTE: the warp-specialized tiles (one CTA per SM) gain. `qgemm tune` on the H200, int4/g128
   // 8192^2 (bench/NOTES.md "split-K in a cluster"): 128 x 64 ws tile at M = 64 29.8 -> 28.1 us,
   // 128 x 128 at M = 128 42.0 -> 39.7 us. Of the mma.sync decode tiles (2-4 CTAs per SM) only
   // the 8-token tile split in two gains (bench/NOTES.md "decode splits in pairs", session 27,
   // plain launches, the plan's two splits summed through the global fix-up / in a cluster):
   // uint4/g128/zp 8192^2 M = 1 13.43 -> 13.09 us, int4/g128 10240 x 8192 16.22 -> 15.70,
-  // int8/channel 21.33 -> 20.52, nvfp4 17.93 -> 17.32. Clusters of three or four decode CTAs
-  // lose (int4/g128 8192^2 M = 1 with 4 splits 12.50 -> 14.45 us, int8/channel in threes 20.6
-  // -> 24.8), and so does the 16-token tile in pairs (M = 16 15.39 -> 15.72).
+  // int8/channel 21.33 -> 20.52, nvfp4 17.93 -> 17.32, at 0.24-0.65 waves. Clusters of three
+  // or four decode CTAs lose (int4/g128 8192^2 M = 1 with 4 splits 12.50 -> 14.45 us,
+  // int8/channel in threes 20.6 -> 24.8), and so does the 16-token tile in pairs at 0.97 waves
+  // (M = 16 15.39 -> 15.72). Pairs of a grid that fills most of a wave are not measured and keep
+  // the global fix-up.
   static const char* const env = std::getenv("QGEMM_SPLIT_CLUSTER");
   static const bool enabled = env == nullptr || std::string(env) != "0";
-  const bool decode_pair = !config.wgmma && config.block_m() <= 8 && splits == 2;
+  const bool decode_pair = !config.wgmma && config.block_m() <= 8 && splits == 2 && wave_fill > 0 &&
+                           wave_fill <= kDecodePairMaxWaveFill;
   return enabled && config.arch == "sm_90a" && (config.warp_specialized || decode_pair) &&
                  splits >= 2 && splits <= kMaxClusterSplits
              ? splits

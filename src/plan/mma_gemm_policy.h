@@ -68,11 +68,16 @@ int mma_resident_estimate(const MmaGemmConfig& config, const DeviceInfo& device,
 int mma_splits(const MmaGemmConfig& config, int64_t m, int64_t n, int64_t k,
                const DeviceInfo& device, int registers = 0, bool programmatic = false);
 
+/// The 8-token decode tile's two splits go to a cluster pair up to this share of a wave (the
+/// launch's CTAs over those the GPU holds at once): measured up to 0.65 (mma_split_cluster).
+inline constexpr double kDecodePairMaxWaveFill = 0.7;
+
 /// CTAs per thread-block cluster along the K splits: `splits` when the kernel sums them in a
-/// cluster's shared memory (sm_90a: warp-specialized tiles with 2..8 splits, the 8-token
-/// mma.sync tile with 2), else 1 (the global fix-up).
+/// cluster's shared memory, else 1 (the global fix-up). On sm_90a: warp-specialized tiles with
+/// 2..8 splits, and the 8-token mma.sync tile with 2 where its grid fills at most
+/// kDecodePairMaxWaveFill of a wave (`wave_fill`; 0 = not known, no pair).
 /// QGEMM_SPLIT_CLUSTER=0 turns the cluster sum off.
-int mma_split_cluster(const MmaGemmConfig& config, int splits);
+int mma_split_cluster(const MmaGemmConfig& config, int splits, double wave_fill = 0);
 
 /// How many thread-block clusters of s CTAs (index s, 2..kMaxClusterSplits) of one kernel the
 /// device runs at once (the driver's cuOccupancyMaxActiveClusters); 0 where not known.
