@@ -253,7 +253,7 @@ int mma_split_cluster(const MmaGemmConfig& config, int splits, double wave_fill)
   // the 8-token tile split in two gains (bench/NOTES.md "decode splits in pairs", session 27,
   // plain launches, the plan's two splits summed through the global fix-up / in a cluster):
   // uint4/g128/zp 8192^2 M = 1 13.43 -> 13.09 us, int4/g128 10240 x 8192 16.22 -> 15.70,
-  // int8/channel 21.33 -> 20.52, nvfp4 17.93 -> 17.32, at 0.24-0.65 waves. Clusters of three
+  // int8/channel 21.33 -> 20.52, nvfp4 17.93 -> 17.32, at 0.06-0.65 waves. Clusters of three
   // or four decode CTAs lose (int4/g128 8192^2 M = 1 with 4 splits 12.50 -> 14.45 us,
   // int8/channel in threes 20.6 -> 24.8), and so does the 16-token tile in pairs at 0.97 waves
   // (M = 16 15.39 -> 15.72). Pairs of a grid that fills most of a wave are not measured and keep
