@@ -151,9 +151,10 @@ int run_plan(const PlanOptions& o) {
       std::printf(
           " (%lld CTAs on %d SMs, %d K splits%s, %d B shared, %s, up to %d CTAs/SM: %.2f waves%s)",
           (long long)ctas, p.device_info.multiprocessors, splits,
-          mma_split_cluster(c, splits, waves) > 1
+          mma_split_cluster(c, splits, waves) <= 1 ? ""
+          : c.warp_specialized
               ? " summed in a cluster, fewer where the GPU runs fewer such clusters at once"
-              : "",
+              : " summed in a cluster pair",
           c.smem_bytes(), regs.c_str(), per_sm, waves, programmatic ? ", programmatic launch" : "");
       const MmaTailSplit tail =
           mma_tail_split(c, grid_x, grid_y, splits, c.k_stages(o.k), p.device_info, registers);
