@@ -130,10 +130,8 @@ int JitLayer::splits(size_t bucket, int64_t m) const {
 
 int JitLayer::split_cluster(size_t bucket, int64_t m, int splits) const {
   const MmaGemmConfig& c = plan_.buckets[bucket].config;
-  const double resident =
-      double(mma_resident_estimate(c, problem_.device_info, registers(bucket))) *
-      std::max(problem_.device_info.multiprocessors, 1);
-  return mma_split_cluster(c, splits, double(grid_x(c) * token_tiles(c, m) * splits) / resident);
+  const int64_t ctas = grid_x(c) * token_tiles(c, m) * splits;
+  return mma_split_cluster(c, splits, mma_waves(c, ctas, problem_.device_info, registers(bucket)));
 }
 
 int64_t JitLayer::token_tiles(const MmaGemmConfig& c, int64_t m) const {

@@ -182,6 +182,11 @@ int mma_resident_estimate(const MmaGemmConfig& c, const DeviceInfo& device, int 
   return static_cast<int>(std::clamp<int64_t>(resident, 1, 32));
 }
 
+double mma_waves(const MmaGemmConfig& c, int64_t ctas, const DeviceInfo& device, int registers) {
+  return double(ctas) / (double(mma_resident_estimate(c, device, registers)) *
+                         std::max(device.multiprocessors, 1));
+}
+
 int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const DeviceInfo& device,
                int registers, bool programmatic) {
   const int64_t n_tiles = (n + 15) / 16;

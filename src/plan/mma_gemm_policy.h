@@ -59,6 +59,11 @@ bool cublaslt_has_gemm(DType act, DType out);
 /// `registers` per thread are known (> 0), registers; without them an upper bound.
 int mma_resident_estimate(const MmaGemmConfig& config, const DeviceInfo& device, int registers = 0);
 
+/// Waves of `ctas` CTAs: their count over the CTAs the device holds at once
+/// (mma_resident_estimate on every SM).
+double mma_waves(const MmaGemmConfig& config, int64_t ctas, const DeviceInfo& device,
+                 int registers = 0);
+
 /// K splits for `m` tokens: enough CTAs to fill the GPU `config.split_waves` times over, each
 /// split at least four pipeline stages long, never into a partial extra wave of the CTAs that
 /// fit at once (mma_resident_estimate with the kernel's `registers` when known); or

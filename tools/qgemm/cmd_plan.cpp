@@ -140,8 +140,7 @@ int run_plan(const PlanOptions& o) {
       // past a whole number of waves leaves SMs idle in its last one.
       const int64_t ctas = grid_x * grid_y * splits;
       const int per_sm = mma_resident_estimate(c, p.device_info, registers);
-      const double waves =
-          double(ctas) / (double(per_sm) * std::max(p.device_info.multiprocessors, 1));
+      const double waves = mma_waves(c, ctas, p.device_info, registers);
       // A kernel that did not compile has no register count: the CTAs per SM are then the
       // shared-memory and thread bound only, and the line says so.
       const std::string regs =
