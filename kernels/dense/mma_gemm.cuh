@@ -407,9 +407,37 @@ struct MmaGemm {
   // (bench/NOTES.md "summing split"): int4/g128 8192^2 M = 1 12.74-12.80 -> 12.55-12.59 us,
   // int3 12.26 -> 11.95, 4096 x 14336 11.88 -> 11.74 (session 26); M = 16 15.73-15.75 ->
   // 15.36-15.42 (session 25). The 8-token tile's wait is one asm statement (as a C++ loop it
-  // rescheduled the main loop, and unsplit launches lost 1.0-1.3%); finish() says why the
-  // 16-token tile's is not.
+  // rescheduled the main loop, and unsplit launches lost 1.0-1.3%). The 16-token tile sums
+  // through marked partials instead (below).
   static constexpr bool kLastSplitSums = !kWgmma && kFM <= 2;
+
+  // NOTE: the 16-token mma.sync tile sums its K splits through marked partials. The splits
+  // before the last store their fragments (each thread its own 16-byte pieces) into a buffer
+  // the layer owns and keeps filled with kPartialMark, a NaN no arithmetic produces, and leave:
+  // no barrier, no fence, no counter. The last split loads every other split's pieces, reads
+  // again any that still hold the mark, adds them in split order and writes the mark back for
+  // the next launch. The partials are their own flags: one L2 round trip after the last of them
+  // lands, where the counter protocol takes a release (the stores' acknowledgements), the
+  // arrival, an acquire poll and then the loads. It cannot wait forever, for the reason the
+  // counter protocol cannot (above). The pieces still marked after the first loads are read
+  // again together once, then waited for one at a time: this spelling keeps the 16-token tiles'
+  // main loops as measured (a loop re-reading all of them until none was marked rescheduled the
+  // four-stage tile's, 366 -> 377 SASS per loop). The kernels need fewer registers than with
+  // the counter (int4/g128/bf16 on two 512-K stages 174 -> 163: three CTAs per SM), which the
+  // split rule takes into account (mma_splits). H200, `qgemm tune`, plain, heuristic plans,
+  // main -> marked (bench/NOTES.md "marked partials", session 28 call 3): int4/g128 M = 16
+  // 8192^2 15.41 -> 14.98 us, 10240 x 8192 21.09 -> 20.28, 6144 x 8192 15.18 -> 12.75,
+  // 8192 x 28672 42.55 -> 41.31, uint4/g128/zp 16.27 -> 15.58, int3 15.39 -> 14.90, mxfp4
+  // 19.02 -> 18.06, M = 9 15.50 -> 14.99; unsplit N = 28672 48.80 -> 48.90, M = 32 24.10 ->
+  // 24.21. Slower where a tile has 4-6 splits: 4096^2 7.93 -> 8.34, 4096 x 14336 14.55 ->
+  // 15.15 (not understood; the bench notes say what was tried).
+  static constexpr bool kMarkedPartials = kLastSplitSums && kFM == 2;
+  static constexpr u32 kPartialMark = 0xffffffffu;
+  static constexpr int kMarkedValues = kTN * kFM * 4;  // fragment values per thread
+
+  /// Marked-partials fix-up: false in the splits that only publish; in the last split, acc =
+  /// split 0 + split 1 + ... + its own (the counter protocol's order) and true.
+  static QGEMM_DEVICE bool sum_marked_partials(const MmaGemmParams& p, FragC (&acc)[kTN][kFM]);
 
   /// Split-K fix-up (gridDim.z > 1) and the C store; every compute thread calls it.
   static QGEMM_DEVICE void finish(const MmaGemmParams& p, const Work& w, u8* smem,

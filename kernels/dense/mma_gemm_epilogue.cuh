@@ -283,7 +283,9 @@ QGEMM_DEVICE void MmaGemm<Cfg>::finish(const MmaGemmParams& p, const Work& w, u8
     finish_staged(p, w, reinterpret_cast<float*>(smem), acc, warp_n, warp_m, lane);
     return;
   }
-  if (gridDim.z > 1) {
+  if constexpr (kMarkedPartials) {
+    if (gridDim.z > 1 && !sum_marked_partials(p, acc)) return;
+  } else if (gridDim.z > 1) {
     // NOTE: split-K fix-up. Every CTA publishes its partial tile; the last one to arrive (or,
     // with kLastSplitSums, the last split) sums all partials in split order, so the result does
     // not depend on arrival order.
@@ -297,43 +299,25 @@ QGEMM_DEVICE void MmaGemm<Cfg>::finish(const MmaGemmParams& p, const Work& w, u8
     // release (cumulative) publishes them. No full fences.
     sync_compute_threads();
     i32* counter = p.counters + blockIdx.y * gridDim.x + blockIdx.x;
-    if constexpr (kLastSplitSums && kFM == 2) {
-      // The 16-token tile: the same protocol as below, with the wait as a C++ loop. NOTE: this
-      // spelling is kept because its main loop compiled to a faster schedule with it (session
-      // 26, `qgemm tune`, int4/g128 M = 16: 8192^2 15.36-15.37 us against 15.45-15.46 with the
-      // asm wait, 10240 x 8192 20.91 against 21.09).
-      const int last = static_cast<int>(gridDim.z) - 1;
-      if (threadIdx.x == 0) {
-        if (static_cast<int>(blockIdx.z) != last) {
+    // The summing split's acquire (the last split's wait, or the last arrival's atomic) makes
+    // the others' partials visible; the barrier after it hands that on to the CTA.
+    // (last_split_arrives() is the atomic protocol; written out here because calling it
+    // changed the decode kernels' register allocation, which is only measured as it stands.)
+    __shared__ int is_last;
+    if (threadIdx.x == 0) {
+      if constexpr (kLastSplitSums) {
+        const int last = static_cast<int>(gridDim.z) - 1;
+        if (static_cast<int>(blockIdx.z) == last)
+          wait_until_acquire_gpu(counter, last);
+        else
           red_add_release_gpu(counter, 1);
-        } else {
-          while (load_acquire_gpu(counter) != last) {
-          }
-        }
+        is_last = static_cast<int>(blockIdx.z) == last;
+      } else {
+        is_last = atomic_add_acq_rel_gpu(counter, 1) == static_cast<int>(gridDim.z) - 1;
       }
-      if (static_cast<int>(blockIdx.z) != last) return;
-      sync_compute_threads();
-    } else {
-      // The summing split's acquire (the last split's wait, or the last arrival's atomic) makes
-      // the others' partials visible; the barrier after it hands that on to the CTA.
-      // (last_split_arrives() is the atomic protocol; written out here because calling it
-      // changed the decode kernels' register allocation, which is only measured as it stands.)
-      __shared__ int is_last;
-      if (threadIdx.x == 0) {
-        if constexpr (kLastSplitSums) {
-          const int last = static_cast<int>(gridDim.z) - 1;
-          if (static_cast<int>(blockIdx.z) == last)
-            wait_until_acquire_gpu(counter, last);
-          else
-            red_add_release_gpu(counter, 1);
-          is_last = static_cast<int>(blockIdx.z) == last;
-        } else {
-          is_last = atomic_add_acq_rel_gpu(counter, 1) == static_cast<int>(gridDim.z) - 1;
-        }
-      }
-      sync_compute_threads();
-      if (!is_last) return;
     }
+    sync_compute_threads();
+    if (!is_last) return;
     sum_partials(p, w, acc, warp_n, warp_m, lane);
     if (threadIdx.x == 0) *counter = 0;  // ready for the next launch (or graph replay)
   }
@@ -341,6 +325,81 @@ QGEMM_DEVICE void MmaGemm<Cfg>::finish(const MmaGemmParams& p, const Work& w, u8
                    [&](int tn, int fm, int i, int row, int token) {
                      if (token < p.m && row < p.n) store(p, row, token, acc[tn][fm].r[i]);
                    });
+}
+
+template <class Cfg>
+QGEMM_DEVICE bool MmaGemm<Cfg>::sum_marked_partials(const MmaGemmParams& p,
+                                                    FragC (&acc)[kTN][kFM]) {
+  // Layout: [CTA tile][split 0 .. last - 1][thread][value]; every thread reads back exactly
+  // what the same thread of another split wrote, 16 contiguous bytes at a time.
+  constexpr int kVec = kMarkedValues / 4;
+  constexpr int kPerSplit = kThreads * kMarkedValues;
+  const int last = static_cast<int>(gridDim.z) - 1;
+  const i64 tile = static_cast<i64>(blockIdx.y) * gridDim.x + blockIdx.x;
+  float* base = p.partials + tile * last * kPerSplit + threadIdx.x * kMarkedValues;
+  sync_compute_threads();
+  float own[kMarkedValues];
+#pragma unroll
+  for (int tn = 0; tn < kTN; ++tn)
+#pragma unroll
+    for (int fm = 0; fm < kFM; ++fm)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) own[(tn * kFM + fm) * 4 + i] = acc[tn][fm].r[i];
+  if (static_cast<int>(blockIdx.z) != last) {
+    float* mine = base + blockIdx.z * static_cast<i64>(kPerSplit);
+#pragma unroll
+    for (int q = 0; q < kVec; ++q)
+      store_relaxed_gpu_f32x4(mine + 4 * q, make_float4(own[4 * q], own[4 * q + 1],
+                                                         own[4 * q + 2], own[4 * q + 3]));
+    return false;
+  }
+  constexpr int kBatch = 32 / kMarkedValues > 0 ? 32 / kMarkedValues : 1;  // splits in flight
+  const auto marked = [](float4 v) {
+    return __float_as_uint(v.x) == kPartialMark || __float_as_uint(v.y) == kPartialMark ||
+           __float_as_uint(v.z) == kPartialMark || __float_as_uint(v.w) == kPartialMark;
+  };
+  float sum[kMarkedValues] = {};
+#pragma unroll 1
+  for (int z0 = 0; z0 < last; z0 += kBatch) {
+    float4 part[kBatch][kVec];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b)
+#pragma unroll
+      for (int q = 0; q < kVec; ++q)
+        part[b][q] = z0 + b < last
+                         ? load_relaxed_gpu_f32x4(base + (z0 + b) * static_cast<i64>(kPerSplit) + 4 * q)
+                         : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    // A split still computing leaves its pieces marked: read again every marked piece at once
+    // (one round trip for all of them), then wait on each in turn.
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b)
+#pragma unroll
+      for (int q = 0; q < kVec; ++q)
+        if (z0 + b < last && marked(part[b][q]))
+          part[b][q] = load_relaxed_gpu_f32x4(base + (z0 + b) * static_cast<i64>(kPerSplit) + 4 * q);
+    const float mark = __uint_as_float(kPartialMark);
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b)
+#pragma unroll
+      for (int q = 0; q < kVec; ++q) {
+        if (z0 + b >= last) continue;
+        float* at = base + (z0 + b) * static_cast<i64>(kPerSplit) + 4 * q;
+        while (marked(part[b][q])) part[b][q] = load_relaxed_gpu_f32x4(at);
+        const float4 v = part[b][q];
+        sum[4 * q] += v.x, sum[4 * q + 1] += v.y, sum[4 * q + 2] += v.z, sum[4 * q + 3] += v.w;
+        store_relaxed_gpu_f32x4(at, make_float4(mark, mark, mark, mark));
+      }
+  }
+#pragma unroll
+  for (int tn = 0; tn < kTN; ++tn)
+#pragma unroll
+    for (int fm = 0; fm < kFM; ++fm)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int v = (tn * kFM + fm) * 4 + i;
+        acc[tn][fm].r[i] = sum[v] + own[v];
+      }
+  return true;
 }
 
 template <class Cfg>

@@ -47,4 +47,22 @@ QGEMM_DEVICE void wait_until_acquire_gpu(const int* counter, int value) {
       : "memory");
 }
 
+/// Four floats at GPU scope, relaxed: a strong load (from L2, never a stale L1 line) whose value
+/// is one some thread stored, with no ordering of other memory around it.
+QGEMM_DEVICE float4 load_relaxed_gpu_f32x4(const float* at) {
+  float4 v;
+  asm volatile("ld.relaxed.gpu.global.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "l"(at)
+               : "memory");
+  return v;
+}
+
+/// Four floats at GPU scope, relaxed: a strong store that the relaxed loads above observe.
+QGEMM_DEVICE void store_relaxed_gpu_f32x4(float* at, float4 v) {
+  asm volatile("st.relaxed.gpu.global.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(at), "f"(v.x),
+               "f"(v.y), "f"(v.z), "f"(v.w)
+               : "memory");
+}
+
 }  // namespace qgemm

@@ -92,6 +92,23 @@ Status JitLayer::prepare(int64_t max_tokens) {
     const MmaGemmConfig& c = plan_.buckets[i].config;
     tiles = std::max<int64_t>(tiles, grid_x(c) * token_tiles(c, max_tokens));
   }
+  // Marked partials for the bucket's whole M range (the last one's up to max_tokens).
+  size_t marked = 0;
+  lo = 1;
+  for (size_t i : used) {
+    const JitBucket& b = plan_.buckets[i];
+    const int64_t hi = b.max_m == INT64_MAX ? max_tokens : b.max_m;
+    for (int64_t m = lo; !b.expand && b.config.marks_partials() && m <= hi; ++m)
+      marked = std::max(marked, marked_floats(i, m));
+    if (b.max_m != INT64_MAX) lo = b.max_m + 1;
+  }
+  if (marked_partials_.bytes() < marked * 4) {
+    auto buffer = DeviceBuffer::allocate(marked * 4);
+    if (!buffer) return buffer.status();
+    marked_partials_ = std::move(*buffer);
+    const CudaDriver* d = *cuda_driver();
+    QGEMM_CU(d, cuMemsetD8, marked_partials_.ptr(), 0xff, marked_partials_.bytes());
+  }
   if (counters_.bytes() < size_t(tiles) * 4) {
     auto counters = DeviceBuffer::allocate(tiles * 4);
     if (!counters) return counters.status();
@@ -100,6 +117,15 @@ Status JitLayer::prepare(int64_t max_tokens) {
     QGEMM_CU(d, cuMemsetD8, counters_.ptr(), 0, counters_.bytes());
   }
   return Status();
+}
+
+size_t JitLayer::marked_floats(size_t bucket, int64_t m) const {
+  const MmaGemmConfig& c = plan_.buckets[bucket].config;
+  if (!c.marks_partials()) return 0;
+  const int splits =
+      std::max(std::min(this->splits(bucket, m), c.k_stages(problem_.k)), tail_split(bucket, m).splits);
+  if (splits < 2) return 0;
+  return size_t(grid_x(c)) * token_tiles(c, m) * (splits - 1) * c.block_n() * c.block_m();
 }
 
 size_t JitLayer::workspace_bytes(int64_t m) const {
@@ -149,7 +175,9 @@ size_t JitLayer::mma_workspace_bytes(int64_t m) const {
   // NOTE: room for padded activations is reserved even when K is a multiple of 8: a caller's
   // pointer that is not 16-byte aligned is padded too.
   size_t bytes = align_up(size_t(m) * padded_k() * 2);
-  if (splits > 1) bytes += align_up(size_t(splits) * m * w_->n_tiles * 16 * 4);
+  // (Marked partials live in the layer's own buffer.)
+  const bool marked = plan_.buckets[bucket].config.marks_partials();
+  if (splits > 1 && !marked) bytes += align_up(size_t(splits) * m * w_->n_tiles * 16 * 4);
   return bytes;
 }
 
@@ -242,6 +270,14 @@ Status JitLayer::run_mma(const LinearArgs& args, size_t bucket) const {
   p.c = args.c;
   p.partials = reinterpret_cast<float*>(workspace + pad_bytes);
   p.counters = reinterpret_cast<i32*>(counters_.ptr());
+  if (c.marks_partials()) {
+    if (marked_floats(bucket, args.m) * 4 > marked_partials_.bytes())
+      return Status(ErrorCode::kInvalidArgument,
+                    str("qgemm::Linear::run: m=", args.m, " needs more split-K partials than ",
+                        "prepare() set up; call prepare(", args.m, ") first"));
+    p.partials = reinterpret_cast<float*>(marked_partials_.ptr());
+    p.counters = nullptr;
+  }
   p.m = static_cast<i32>(args.m);
   p.n = static_cast<i32>(problem_.n);
   p.k = static_cast<i32>(lda == problem_.k ? problem_.k : padded_k());

@@ -63,6 +63,11 @@ class JitLayer final : public PreparedLayer {
   /// kernels that sum no splits in clusters).
   std::vector<ClusterSlots> cluster_slots_;
   DeviceBuffer counters_, cublas_workspace_;
+  /// Split-K partials of the kernels that mark them (MmaGemmConfig::marks_partials): filled
+  /// with the mark at prepare(), and left so by every launch.
+  DeviceBuffer marked_partials_;
+  /// Floats bucket `bucket`'s launch at m tokens keeps in marked_partials_ (0: none).
+  size_t marked_floats(size_t bucket, int64_t m) const;
   mutable std::mutex gemm_mutex_;
   mutable std::map<std::pair<int64_t, bool>, std::shared_ptr<LtGemm>> gemms_;
 };

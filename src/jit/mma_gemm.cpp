@@ -176,6 +176,11 @@ bool MmaGemmConfig::programmatic_launch() const {
   return arch == "sm_90a" && threads() >= 128;
 }
 
+bool MmaGemmConfig::marks_partials() const {
+  // The kernel's condition (MmaGemm::kMarkedPartials): the 16-token mma.sync tile.
+  return !wgmma && frags_m == 2;
+}
+
 KernelSpec MmaGemmConfig::spec() const {
   KernelSpec s;
   s.family = "mma_gemm";

@@ -60,6 +60,9 @@ struct MmaGemmConfig {
   int threads() const { return 32 * warps_n * warps_m * warps_k + (warp_specialized ? 128 : 0); }
   /// Whether the kernel may launch programmatically (KernelSpec::programmatic_launch).
   bool programmatic_launch() const;
+  /// Whether split-K sums through marked partials (MmaGemm::kMarkedPartials): the layer then
+  /// passes its own mark-filled buffer as MmaGemmParams::partials and no counters.
+  bool marks_partials() const;
   int block_n() const { return 16 * tiles_n * warps_n; }
   int block_m() const { return 8 * frags_m * warps_m; }
   int unit_k() const;

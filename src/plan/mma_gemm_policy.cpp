@@ -248,6 +248,22 @@ int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const De
       if (balance(s) > 1.02 * balance(best)) best = s;
     splits = best;
   }
+  // NOTE: the 16-token tile (marked partials, three CTAs per SM at int4) takes fewer splits
+  // where that cuts the busiest SM's stages by 10% or more: an SM with three CTAs streams each
+  // stage faster than one with two, by less than that. H200, `qgemm tune`, int4/g128 M = 16
+  // (bench/NOTES.md "marked partials"): 8192^2 3 -> 2 splits 15.29-15.40 -> 14.87-14.99 us
+  // (busiest SM 18 -> 16 stages); kept where the cut is smaller: 4096 x 14336 6 splits 14.63
+  // (4: 15.33, 14 against 15 stages), 8192 x 28672 3 splits 41.02 (2: 41.74), 6144 x 8192 4
+  // splits 13.21 (2: 14.51).
+  if (bytes_rule && !partial_waves && c.marks_partials()) {
+    auto busiest = [&](int64_t s) {
+      return (ctas * s + sms - 1) / sms * ((stages_total + s - 1) / s);
+    };
+    int64_t best = splits;
+    for (int64_t s = splits - 1; s >= 1; --s)
+      if (double(busiest(s)) <= 0.9 * double(busiest(best))) best = s;
+    splits = best;
+  }
   return static_cast<int>(std::clamp<int64_t>(splits, 1, kMaxSplits));
 }
 
@@ -457,8 +473,11 @@ double wave_fill(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const 
 
 // Whether the 16-token decode tile with two 512-K stages (`long_tile`) fills the GPU at least as
 // well as the four-stage one (`short_tile`) at 16 and 32 tokens, its 32-token grid within one
-// wave. The two compile to ~173 and ~133 registers (int4/g128/bf16; with fp16 activations the
-// long one takes 182, other codes of at most 4 words 138-168): two CTAs per SM against three.
+// wave. The rule was measured with the two at ~173 and ~133 registers (int4/g128/bf16; with
+// fp16 activations the long one took 182, other codes of at most 4 words 138-168): two CTAs per
+// SM against three. Since marked partials (session 28) they compile to 163 and 124 for
+// int4/g128/bf16, three CTAs per SM each; the rule keeps the measured counts until it is timed
+// again with the new ones.
 bool long_16_token_tile_fills_as_well(const MmaGemmConfig& long_tile,
                                       const MmaGemmConfig& short_tile, int64_t n, int64_t k,
                                       const DeviceInfo& device) {

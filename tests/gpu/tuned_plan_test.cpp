@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <functional>
 #include <filesystem>
 
 #include "backend/device_buffer.h"
@@ -196,6 +197,96 @@ TEST(TunedPlanGpu, DecodeTileSplitInTwoSumsInAClusterAndMatchesTheReference) {
       o.programmatic_launch = programmatic;
       for (int64_t m : {1, 3, 8}) run_layer(lc, o, m, 0, m == 3, seed++);
     }
+  }
+}
+
+// The 16-token tile's K splits sum through marked partials that the layer owns: every launch
+// must leave them marked again. One layer runs token counts of 9..32 (other split counts, other
+// partial layouts) one after another, then a captured graph replayed with new activations each
+// time; every output is checked. A partial left unmarked would feed the next launch stale sums.
+TEST(TunedPlanGpu, SixteenTokenSplitsLeaveTheirMarkedPartialsReadyForTheNextLaunch) {
+  QGEMM_REQUIRE_GPU();
+  const LayerCase cases[] = {
+      {"int4/g128/bf16", "bf16", DType::bf16(), 1000, 4096},     // 4 splits at M = 24
+      {"uint4/g128/fp16/zp", "fp16", DType::fp16(), 2047, 2048},  // odd N
+      {"int2/g64/bf16", "bf16", DType::fp16(), 8000, 8192},      // two 512-K stages
+  };
+  const CudaDriver* d = *cuda_driver();
+  uint64_t seed = 500;
+  for (const LayerCase& lc : cases) {
+    SCOPED_TRACE(str(lc.weight, " N=", lc.n, " K=", lc.k));
+    LinearOptions o;
+    o.tuning_table = kNoTuningTable;
+    o.programmatic_launch = false;
+    o.act = *ActFormat::parse(lc.act);
+    o.out = lc.out;
+    o.backend = BackendKind::kJit;
+    auto w = quantize_weights(HostValues::of(random_normal(lc.n * lc.k, seed++, 0.05f)), 1, lc.n,
+                              lc.k, *WeightFormat::parse(lc.weight));
+    ASSERT_TRUE(w.ok());
+    auto layer = Linear::create(*w, o);
+    ASSERT_TRUE(layer.ok()) << layer.status().to_string();
+    constexpr int64_t kMaxM = 32;
+    ASSERT_TRUE(layer->prepare(kMaxM).ok());
+    EXPECT_NE(layer->explain().find("split-K at M=9: "), std::string::npos) << layer->explain();
+    auto d_a = DeviceBuffer::allocate(size_t(kMaxM) * lc.k * 2);
+    auto d_c = DeviceBuffer::allocate(size_t(kMaxM) * lc.n * 2);
+    auto d_w = DeviceBuffer::allocate(std::max<size_t>(layer->workspace_bytes(kMaxM), 1));
+    ASSERT_TRUE(d_a.ok() && d_c.ok() && d_w.ok());
+    ASSERT_EQ(d->cuMemsetD8(d_w->ptr(), 0xff, d_w->bytes()), CUDA_SUCCESS);
+    CUstream stream;
+    ASSERT_EQ(d->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    const auto args_for = [&](int64_t m) {
+      LinearArgs args;
+      args.m = m;
+      args.a = d_a->get();
+      args.c = d_c->get();
+      args.workspace = d_w->get();
+      args.workspace_bytes = d_w->bytes();
+      args.stream = stream;
+      return args;
+    };
+    // Fresh activations in, poison out; after `launch`, the output against the reference.
+    const auto check = [&](int64_t m, const std::function<void()>& launch) {
+      SCOPED_TRACE(str("M=", m));
+      auto a = quantize_activations(HostValues::of(random_normal(m * lc.k, seed++, 1.0f)), m,
+                                    lc.k, o.act);
+      ASSERT_TRUE(a.ok());
+      ASSERT_EQ(d->cuMemcpyHtoD(d_a->ptr(), a->data.data(), a->data.size()), CUDA_SUCCESS);
+      ASSERT_EQ(d->cuMemsetD8(d_c->ptr(), 0xff, d_c->bytes()), CUDA_SUCCESS);
+      launch();
+      ASSERT_EQ(d->cuStreamSynchronize(stream), CUDA_SUCCESS);
+      std::vector<uint8_t> c(size_t(m) * lc.n * 2);
+      ASSERT_TRUE(d_c->download(c.data(), c.size()).ok());
+      const auto got = decode_output(lc.out, c);
+      const auto rows = testing::check_rows(m, 64, seed);
+      auto ref = reference_gemm(*a, *w, {}, rows);
+      ASSERT_TRUE(ref.ok());
+      std::vector<double> picked;
+      for (int64_t r : rows)
+        picked.insert(picked.end(), got.begin() + r * lc.n, got.begin() + (r + 1) * lc.n);
+      const Comparison cmp = compare(*ref, picked);
+      EXPECT_EQ(cmp.nan_count, 0);
+      EXPECT_LE(cmp.rel_frobenius, tolerance_for(lc.out, o.act.type));
+    };
+    for (int64_t m : {16, 9, 32, 24, 13, 16}) {
+      check(m, [&] {
+        Status s = layer->run(args_for(m));
+        ASSERT_TRUE(s.ok()) << s.to_string();
+      });
+    }
+    CUgraph g;
+    ASSERT_EQ(d->cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+    Status captured = layer->run(args_for(16));
+    ASSERT_EQ(d->cuStreamEndCapture(stream, &g), CUDA_SUCCESS);
+    ASSERT_TRUE(captured.ok()) << captured.to_string();
+    CUgraphExec exec;
+    ASSERT_EQ(d->cuGraphInstantiateWithFlags(&exec, g, 0), CUDA_SUCCESS);
+    for (int replay = 0; replay < 3; ++replay)
+      check(16, [&] { ASSERT_EQ(d->cuGraphLaunch(exec, stream), CUDA_SUCCESS); });
+    d->cuGraphExecDestroy(exec);
+    d->cuGraphDestroy(g);
+    d->cuStreamDestroy(stream);
   }
 }
 

@@ -457,6 +457,23 @@ TEST(MmaPlan, HopperDecodeSplitsKeepEnoughBytesInFlight) {
     EXPECT_EQ(c.splits, mma_splits(decode, 1, c.n, c.k, h200))
         << c.spec << " N=" << c.n << " K=" << c.k << " " << decode.to_string();
   }
+  // The 16-token tile with the registers it compiles to since marked partials (163 on two
+  // 512-K stages: three CTAs per SM) takes fewer splits only where the busiest SM's stages drop
+  // by 10% or more: 8192^2 2 (16 stages against 3 splits' 18), 4096 x 14336 keeps 6 (15 against
+  // 4 splits' 14), 6144 x 8192 keeps 4, 8192 x 28672 keeps 3 (57 against 2 splits' 56).
+  const struct {
+    int64_t n, k;
+    int splits;
+  } sixteen[] = {{8192, 8192, 2}, {4096, 14336, 6}, {6144, 8192, 4}, {8192, 28672, 3}};
+  for (const auto& c : sixteen) {
+    auto plan = plan_mma_gemm(c.n, c.k, *WeightFormat::parse("int4/g128/bf16"), DType::bf16(),
+                              DType::bf16(), h200);
+    ASSERT_TRUE(plan.ok());
+    const MmaGemmConfig& tile = entry_for(*plan, 16).config;
+    ASSERT_EQ(2, tile.frags_m) << tile.to_string();
+    EXPECT_EQ(c.splits, mma_splits(tile, 16, c.n, c.k, h200, 163))
+        << "N=" << c.n << " K=" << c.k << " " << tile.to_string();
+  }
   // Launched programmatically the decode tiles keep the whole wave (4 splits for int4 8192^2).
   auto int4 = plan_mma_gemm(8192, 8192, *WeightFormat::parse("int4/g128/bf16"), DType::bf16(),
                             DType::bf16(), h200);
