@@ -290,6 +290,76 @@ TEST(TunedPlanGpu, SixteenTokenSplitsLeaveTheirMarkedPartialsReadyForTheNextLaun
   }
 }
 
+// Back-to-back calls of one layer on different activations, launched plainly and
+// programmatically (the second call's CTAs start while the first one's finish): the second must
+// not see the first one's partial sums.
+TEST(TunedPlanGpu, BackToBackSixteenTokenCallsKeepTheirPartialsApart) {
+  QGEMM_REQUIRE_GPU();
+  const LayerCase lc = {"int4/g128/bf16", "bf16", DType::bf16(), 4096, 4096};  // 4 splits
+  const CudaDriver* d = *cuda_driver();
+  constexpr int64_t kM = 16;
+  constexpr int kCalls = 4;
+  auto w = quantize_weights(HostValues::of(random_normal(lc.n * lc.k, 700, 0.05f)), 1, lc.n, lc.k,
+                            *WeightFormat::parse(lc.weight));
+  ASSERT_TRUE(w.ok());
+  for (bool programmatic : {false, true}) {
+    SCOPED_TRACE(programmatic ? "programmatic" : "plain");
+    LinearOptions o;
+    o.tuning_table = kNoTuningTable;
+    o.programmatic_launch = programmatic;
+    o.act = *ActFormat::parse(lc.act);
+    o.out = lc.out;
+    o.backend = BackendKind::kJit;
+    auto layer = Linear::create(*w, o);
+    ASSERT_TRUE(layer.ok()) << layer.status().to_string();
+    ASSERT_TRUE(layer->prepare(kM).ok());
+    std::vector<QuantizedActivations> acts;
+    std::vector<DeviceBuffer> a_bufs, c_bufs;
+    for (int i = 0; i < kCalls; ++i) {
+      auto a = quantize_activations(HostValues::of(random_normal(kM * lc.k, 710 + i, 1.0f)), kM,
+                                    lc.k, o.act);
+      ASSERT_TRUE(a.ok());
+      auto d_a = DeviceBuffer::allocate(a->data.size());
+      auto d_c = DeviceBuffer::allocate(size_t(kM) * lc.n * 2);
+      ASSERT_TRUE(d_a.ok() && d_c.ok());
+      ASSERT_EQ(d->cuMemcpyHtoD(d_a->ptr(), a->data.data(), a->data.size()), CUDA_SUCCESS);
+      ASSERT_EQ(d->cuMemsetD8(d_c->ptr(), 0xff, d_c->bytes()), CUDA_SUCCESS);
+      acts.push_back(std::move(*a));
+      a_bufs.push_back(std::move(*d_a));
+      c_bufs.push_back(std::move(*d_c));
+    }
+    auto d_w = DeviceBuffer::allocate(std::max<size_t>(layer->workspace_bytes(kM), 1));
+    ASSERT_TRUE(d_w.ok());
+    CUstream stream;
+    ASSERT_EQ(d->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    for (int i = 0; i < kCalls; ++i) {  // no synchronization between the calls
+      LinearArgs args;
+      args.m = kM;
+      args.a = a_bufs[i].get();
+      args.c = c_bufs[i].get();
+      args.workspace = d_w->get();
+      args.workspace_bytes = d_w->bytes();
+      args.stream = stream;
+      Status s = layer->run(args);
+      ASSERT_TRUE(s.ok()) << s.to_string();
+    }
+    ASSERT_EQ(d->cuStreamSynchronize(stream), CUDA_SUCCESS);
+    d->cuStreamDestroy(stream);
+    const auto rows = testing::check_rows(kM, 64, 720);
+    for (int i = 0; i < kCalls; ++i) {
+      SCOPED_TRACE(str("call ", i));
+      std::vector<uint8_t> c(size_t(kM) * lc.n * 2);
+      ASSERT_TRUE(c_bufs[i].download(c.data(), c.size()).ok());
+      const auto got = decode_output(lc.out, c);
+      auto ref = reference_gemm(acts[i], *w, {}, rows);
+      ASSERT_TRUE(ref.ok());
+      const Comparison cmp = compare(*ref, got);
+      EXPECT_EQ(cmp.nan_count, 0);
+      EXPECT_LE(cmp.rel_frobenius, tolerance_for(lc.out, o.act.type));
+    }
+  }
+}
+
 TEST(AutotuneGpu, SmallLayerEndToEnd) {
   QGEMM_REQUIRE_GPU();
   bench::TuneOptions t;
