@@ -299,25 +299,28 @@ QGEMM_DEVICE void MmaGemm<Cfg>::finish(const MmaGemmParams& p, const Work& w, u8
     // release (cumulative) publishes them. No full fences.
     sync_compute_threads();
     i32* counter = p.counters + blockIdx.y * gridDim.x + blockIdx.x;
-    // The summing split's acquire (the last split's wait, or the last arrival's atomic) makes
-    // the others' partials visible; the barrier after it hands that on to the CTA.
-    // (last_split_arrives() is the atomic protocol; written out here because calling it
-    // changed the decode kernels' register allocation, which is only measured as it stands.)
-    __shared__ int is_last;
-    if (threadIdx.x == 0) {
-      if constexpr (kLastSplitSums) {
-        const int last = static_cast<int>(gridDim.z) - 1;
-        if (static_cast<int>(blockIdx.z) == last)
-          wait_until_acquire_gpu(counter, last);
-        else
-          red_add_release_gpu(counter, 1);
-        is_last = static_cast<int>(blockIdx.z) == last;
-      } else {
-        is_last = atomic_add_acq_rel_gpu(counter, 1) == static_cast<int>(gridDim.z) - 1;
+    {  // NOTE: a block of its own, as when the 16-token tile had a branch here: without it
+       // four 8-token kernels compiled to other code (int3/g128, int7, e4m3, uint4/zp/row).
+      // The summing split's acquire (the last split's wait, or the last arrival's atomic) makes
+      // the others' partials visible; the barrier after it hands that on to the CTA.
+      // (last_split_arrives() is the atomic protocol; written out here because calling it
+      // changed the decode kernels' register allocation, which is only measured as it stands.)
+      __shared__ int is_last;
+      if (threadIdx.x == 0) {
+        if constexpr (kLastSplitSums) {
+          const int last = static_cast<int>(gridDim.z) - 1;
+          if (static_cast<int>(blockIdx.z) == last)
+            wait_until_acquire_gpu(counter, last);
+          else
+            red_add_release_gpu(counter, 1);
+          is_last = static_cast<int>(blockIdx.z) == last;
+        } else {
+          is_last = atomic_add_acq_rel_gpu(counter, 1) == static_cast<int>(gridDim.z) - 1;
+        }
       }
+      sync_compute_threads();
+      if (!is_last) return;
     }
-    sync_compute_threads();
-    if (!is_last) return;
     sum_partials(p, w, acc, warp_n, warp_m, lane);
     if (threadIdx.x == 0) *counter = 0;  // ready for the next launch (or graph replay)
   }
