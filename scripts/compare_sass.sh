@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Compares the machine code of the kernels two builds compile: run `qgemm jit check --dump DIR`
 # with each build (same --arch), then `scripts/compare_sass.sh OLD_DIR NEW_DIR`. Kernels are
-# matched by their config (the first line of each dumped .cu) and compared as SASS with the
-# addresses stripped. Prints one line per kernel that differs (with whether its main loop is still
+# matched by their generated source (each dumped .cu) and compared as SASS with the addresses
+# stripped. Prints one line per kernel that differs (with whether its main loop is still
 # the same) or is missing, then a count.
 #
 # Why: the decode tiles' main loop is scheduled differently when code that never runs in them
@@ -57,9 +57,14 @@ loop_verdict() {
   fi
 }
 same=0 differ=0 missing=0
+# NOTE: kernels are matched by their whole generated source (the Cfg struct; the kernel headers
+# are not in it), not by the config line: several kernels share a config line (formats that
+# print alike), and matching by it compared unrelated kernels (session 28).
+declare -A new_by_source
+for f in "$2"/*.cu; do new_by_source[$(md5sum < "$f" | cut -d' ' -f1)]=$f; done
 for old in "$1"/*.cu; do
   config=$(head -1 "$old" | sed 's/ for sm_.*//')  # "// qgemm <family> [<config> <arch>]"
-  new=$(grep -lF "$config for sm_" "$2"/*.cu 2>/dev/null | head -1 || true)
+  new=${new_by_source[$(md5sum < "$old" | cut -d' ' -f1)]:-}
   if [ -z "$new" ]; then
     echo "missing in $2: $config"
     missing=$((missing + 1))
