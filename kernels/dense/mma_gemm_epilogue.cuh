@@ -369,9 +369,10 @@ QGEMM_DEVICE bool MmaGemm<Cfg>::sum_marked_partials(const MmaGemmParams& p,
     for (int b = 0; b < kBatch; ++b)
 #pragma unroll
       for (int q = 0; q < kVec; ++q)
-        part[b][q] = z0 + b < last
-                         ? load_relaxed_gpu_f32x4(base + (z0 + b) * static_cast<i64>(kPerSplit) + 4 * q)
-                         : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        part[b][q] =
+            z0 + b < last
+                ? load_relaxed_gpu_f32x4(base + (z0 + b) * static_cast<i64>(kPerSplit) + 4 * q)
+                : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     // A split still computing leaves its pieces marked: read again every marked piece at once
     // (one round trip for all of them), then wait on each in turn.
 #pragma unroll
@@ -379,7 +380,8 @@ QGEMM_DEVICE bool MmaGemm<Cfg>::sum_marked_partials(const MmaGemmParams& p,
 #pragma unroll
       for (int q = 0; q < kVec; ++q)
         if (z0 + b < last && marked(part[b][q]))
-          part[b][q] = load_relaxed_gpu_f32x4(base + (z0 + b) * static_cast<i64>(kPerSplit) + 4 * q);
+          part[b][q] =
+              load_relaxed_gpu_f32x4(base + (z0 + b) * static_cast<i64>(kPerSplit) + 4 * q);
     const float mark = __uint_as_float(kPartialMark);
 #pragma unroll
     for (int b = 0; b < kBatch; ++b)

@@ -122,8 +122,8 @@ Status JitLayer::prepare(int64_t max_tokens) {
 size_t JitLayer::marked_floats(size_t bucket, int64_t m) const {
   const MmaGemmConfig& c = plan_.buckets[bucket].config;
   if (!c.marks_partials()) return 0;
-  const int splits =
-      std::max(std::min(this->splits(bucket, m), c.k_stages(problem_.k)), tail_split(bucket, m).splits);
+  const int splits = std::max(std::min(this->splits(bucket, m), c.k_stages(problem_.k)),
+                              tail_split(bucket, m).splits);
   if (splits < 2) return 0;
   return size_t(grid_x(c)) * token_tiles(c, m) * (splits - 1) * c.block_n() * c.block_m();
 }

@@ -25,6 +25,39 @@ struct LayerCase {
   int64_t n, k;
 };
 
+// The arguments of one call of m tokens (a and c device pointers, the workspace buffer).
+LinearArgs call_args(int64_t m, const void* a, void* c, const DeviceBuffer& workspace,
+                     CUstream stream) {
+  LinearArgs args;
+  args.m = m;
+  args.a = a;
+  args.c = c;
+  args.workspace = workspace.get();
+  args.workspace_bytes = workspace.bytes();
+  args.stream = stream;
+  return args;
+}
+
+// Downloads the m x N output in `c` and checks sampled rows against the reference of `a` and
+// `w`: within the output's tolerance, no NaN anywhere (every element written over the poison).
+void expect_output_matches(const LayerCase& lc, DType act, const QuantizedActivations& a,
+                           const QuantizedWeight& w, const DeviceBuffer& c, int64_t m,
+                           uint64_t seed) {
+  std::vector<uint8_t> bytes(size_t(m) * lc.n * 2);
+  ASSERT_TRUE(c.download(bytes.data(), bytes.size()).ok());
+  const auto got = decode_output(lc.out, bytes);
+  const auto rows = testing::check_rows(m, 64, seed);
+  auto ref = reference_gemm(a, w, {}, rows);
+  ASSERT_TRUE(ref.ok());
+  std::vector<double> picked;
+  for (int64_t r : rows)
+    picked.insert(picked.end(), got.begin() + r * lc.n, got.begin() + (r + 1) * lc.n);
+  const Comparison cmp = compare(*ref, picked);
+  EXPECT_EQ(cmp.nan_count, 0);
+  EXPECT_LE(cmp.rel_frobenius, tolerance_for(lc.out, act));
+  EXPECT_EQ(std::count_if(got.begin(), got.end(), [](double v) { return std::isnan(v); }), 0);
+}
+
 // Runs `m` tokens through a Linear built with `options` on fresh data, with the activations
 // `offset` bytes past an aligned address, optionally inside a captured CUDA graph, and returns
 // the comparison with the reference (all checked rows) and the poison left.
@@ -58,13 +91,8 @@ void run_layer(const LayerCase& lc, LinearOptions options, int64_t m, size_t off
   ASSERT_EQ(d->cuMemsetD8(d_w->ptr(), 0xff, d_w->bytes()), CUDA_SUCCESS);
   CUstream stream;
   ASSERT_EQ(d->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
-  LinearArgs args;
-  args.m = m;
-  args.a = reinterpret_cast<const void*>(d_a->ptr() + offset);
-  args.c = d_c->get();
-  args.workspace = d_w->get();
-  args.workspace_bytes = d_w->bytes();
-  args.stream = stream;
+  const LinearArgs args =
+      call_args(m, reinterpret_cast<const void*>(d_a->ptr() + offset), d_c->get(), *d_w, stream);
   if (graph) {
     CUgraph g;
     ASSERT_EQ(d->cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
@@ -83,19 +111,7 @@ void run_layer(const LayerCase& lc, LinearOptions options, int64_t m, size_t off
     ASSERT_EQ(d->cuStreamSynchronize(stream), CUDA_SUCCESS);
   }
   d->cuStreamDestroy(stream);
-  std::vector<uint8_t> c(out_bytes);
-  ASSERT_TRUE(d_c->download(c.data(), c.size()).ok());
-  const auto got = decode_output(lc.out, c);
-  const auto rows = testing::check_rows(m, 64, seed + 3);
-  auto ref = reference_gemm(*a, *w, {}, rows);
-  ASSERT_TRUE(ref.ok());
-  std::vector<double> picked;
-  for (int64_t r : rows)
-    picked.insert(picked.end(), got.begin() + r * lc.n, got.begin() + (r + 1) * lc.n);
-  const Comparison cmp = compare(*ref, picked);
-  EXPECT_EQ(cmp.nan_count, 0);
-  EXPECT_LE(cmp.rel_frobenius, tolerance_for(lc.out, options.act.type));
-  EXPECT_EQ(std::count_if(got.begin(), got.end(), [](double v) { return std::isnan(v); }), 0);
+  expect_output_matches(lc, options.act.type, *a, *w, *d_c, m, seed + 3);
 }
 
 // A scratch directory for tables.
@@ -237,14 +253,7 @@ TEST(TunedPlanGpu, SixteenTokenSplitsLeaveTheirMarkedPartialsReadyForTheNextLaun
     CUstream stream;
     ASSERT_EQ(d->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
     const auto args_for = [&](int64_t m) {
-      LinearArgs args;
-      args.m = m;
-      args.a = d_a->get();
-      args.c = d_c->get();
-      args.workspace = d_w->get();
-      args.workspace_bytes = d_w->bytes();
-      args.stream = stream;
-      return args;
+      return call_args(m, d_a->get(), d_c->get(), *d_w, stream);
     };
     // Fresh activations in, poison out; after `launch`, the output against the reference.
     const auto check = [&](int64_t m, const std::function<void()>& launch) {
@@ -256,18 +265,7 @@ TEST(TunedPlanGpu, SixteenTokenSplitsLeaveTheirMarkedPartialsReadyForTheNextLaun
       ASSERT_EQ(d->cuMemsetD8(d_c->ptr(), 0xff, d_c->bytes()), CUDA_SUCCESS);
       launch();
       ASSERT_EQ(d->cuStreamSynchronize(stream), CUDA_SUCCESS);
-      std::vector<uint8_t> c(size_t(m) * lc.n * 2);
-      ASSERT_TRUE(d_c->download(c.data(), c.size()).ok());
-      const auto got = decode_output(lc.out, c);
-      const auto rows = testing::check_rows(m, 64, seed);
-      auto ref = reference_gemm(*a, *w, {}, rows);
-      ASSERT_TRUE(ref.ok());
-      std::vector<double> picked;
-      for (int64_t r : rows)
-        picked.insert(picked.end(), got.begin() + r * lc.n, got.begin() + (r + 1) * lc.n);
-      const Comparison cmp = compare(*ref, picked);
-      EXPECT_EQ(cmp.nan_count, 0);
-      EXPECT_LE(cmp.rel_frobenius, tolerance_for(lc.out, o.act.type));
+      expect_output_matches(lc, o.act.type, *a, *w, *d_c, m, seed);
     };
     for (int64_t m : {16, 9, 32, 24, 13, 16}) {
       check(m, [&] {
@@ -333,29 +331,14 @@ TEST(TunedPlanGpu, BackToBackSixteenTokenCallsKeepTheirPartialsApart) {
     CUstream stream;
     ASSERT_EQ(d->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
     for (int i = 0; i < kCalls; ++i) {  // no synchronization between the calls
-      LinearArgs args;
-      args.m = kM;
-      args.a = a_bufs[i].get();
-      args.c = c_bufs[i].get();
-      args.workspace = d_w->get();
-      args.workspace_bytes = d_w->bytes();
-      args.stream = stream;
-      Status s = layer->run(args);
+      Status s = layer->run(call_args(kM, a_bufs[i].get(), c_bufs[i].get(), *d_w, stream));
       ASSERT_TRUE(s.ok()) << s.to_string();
     }
     ASSERT_EQ(d->cuStreamSynchronize(stream), CUDA_SUCCESS);
     d->cuStreamDestroy(stream);
-    const auto rows = testing::check_rows(kM, 64, 720);
     for (int i = 0; i < kCalls; ++i) {
       SCOPED_TRACE(str("call ", i));
-      std::vector<uint8_t> c(size_t(kM) * lc.n * 2);
-      ASSERT_TRUE(c_bufs[i].download(c.data(), c.size()).ok());
-      const auto got = decode_output(lc.out, c);
-      auto ref = reference_gemm(acts[i], *w, {}, rows);
-      ASSERT_TRUE(ref.ok());
-      const Comparison cmp = compare(*ref, got);
-      EXPECT_EQ(cmp.nan_count, 0);
-      EXPECT_LE(cmp.rel_frobenius, tolerance_for(lc.out, o.act.type));
+      expect_output_matches(lc, o.act.type, acts[i], *w, c_bufs[i], kM, 720);
     }
   }
 }
