@@ -25,6 +25,17 @@ struct LayerCase {
   int64_t n, k;
 };
 
+// Options for `lc` on the jit backend with the heuristic plan (no tuning table).
+LinearOptions jit_options(const LayerCase& lc, bool programmatic) {
+  LinearOptions o;
+  o.tuning_table = kNoTuningTable;
+  o.programmatic_launch = programmatic;
+  o.act = *ActFormat::parse(lc.act);
+  o.out = lc.out;
+  o.backend = BackendKind::kJit;
+  return o;
+}
+
 // The arguments of one call of m tokens (a and c device pointers, the workspace buffer).
 LinearArgs call_args(int64_t m, const void* a, void* c, const DeviceBuffer& workspace,
                      CUstream stream) {
@@ -195,15 +206,11 @@ TEST(TunedPlanGpu, DecodeTileSplitInTwoSumsInAClusterAndMatchesTheReference) {
   };
   uint64_t seed = 90;
   for (const LayerCase& lc : cases) {
-    LinearOptions o;
-    o.tuning_table = kNoTuningTable;
-    o.programmatic_launch = false;  // the plain plan splits these in two at M <= 8
+    // The plain plan splits these in two at M <= 8.
+    LinearOptions o = jit_options(lc, false);
     auto w = quantize_weights(HostValues::of(random_normal(lc.n * lc.k, 1, 0.05f)), 1, lc.n, lc.k,
                               *WeightFormat::parse(lc.weight));
     ASSERT_TRUE(w.ok());
-    o.act = *ActFormat::parse(lc.act);
-    o.out = lc.out;
-    o.backend = BackendKind::kJit;
     auto layer = Linear::create(*w, o);
     ASSERT_TRUE(layer.ok()) << layer.status().to_string();
     ASSERT_TRUE(layer->prepare(8).ok());
@@ -231,12 +238,7 @@ TEST(TunedPlanGpu, SixteenTokenSplitsLeaveTheirMarkedPartialsReadyForTheNextLaun
   uint64_t seed = 500;
   for (const LayerCase& lc : cases) {
     SCOPED_TRACE(str(lc.weight, " N=", lc.n, " K=", lc.k));
-    LinearOptions o;
-    o.tuning_table = kNoTuningTable;
-    o.programmatic_launch = false;
-    o.act = *ActFormat::parse(lc.act);
-    o.out = lc.out;
-    o.backend = BackendKind::kJit;
+    const LinearOptions o = jit_options(lc, false);
     auto w = quantize_weights(HostValues::of(random_normal(lc.n * lc.k, seed++, 0.05f)), 1, lc.n,
                               lc.k, *WeightFormat::parse(lc.weight));
     ASSERT_TRUE(w.ok());
@@ -302,12 +304,7 @@ TEST(TunedPlanGpu, BackToBackSixteenTokenCallsKeepTheirPartialsApart) {
   ASSERT_TRUE(w.ok());
   for (bool programmatic : {false, true}) {
     SCOPED_TRACE(programmatic ? "programmatic" : "plain");
-    LinearOptions o;
-    o.tuning_table = kNoTuningTable;
-    o.programmatic_launch = programmatic;
-    o.act = *ActFormat::parse(lc.act);
-    o.out = lc.out;
-    o.backend = BackendKind::kJit;
+    const LinearOptions o = jit_options(lc, programmatic);
     auto layer = Linear::create(*w, o);
     ASSERT_TRUE(layer.ok()) << layer.status().to_string();
     ASSERT_TRUE(layer->prepare(kM).ok());
