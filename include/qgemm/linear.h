@@ -78,8 +78,8 @@ class Linear {
   /// Calls on one Linear must not overlap on the GPU: issue them on one stream, or order them
   /// with events. The jit backend's split-K kernels count their arrivals (or pass their
   /// partial sums) in the layer's own device memory; overlapping calls would mix them (wrong
-  /// results or a hang). Distinct
-  /// Linear objects, even of the same weight, may run at the same time.
+  /// results or a hang). Distinct Linear objects, even of the same weight, may run at the same
+  /// time.
   Status run(const LinearArgs& args) const;
 
   int64_t n() const;

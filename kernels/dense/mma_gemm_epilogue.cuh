@@ -340,6 +340,8 @@ QGEMM_DEVICE bool MmaGemm<Cfg>::sum_marked_partials(const MmaGemmParams& p,
   const int last = static_cast<int>(gridDim.z) - 1;
   const i64 tile = static_cast<i64>(blockIdx.y) * gridDim.x + blockIdx.x;
   float* base = p.partials + tile * last * kPerSplit + threadIdx.x * kMarkedValues;
+  // NOTE: nothing passes between this CTA's threads here; the barrier stays because the timed
+  // build had it (without it the two-stage tile's main loop compiled to other registers).
   sync_compute_threads();
   float own[kMarkedValues];
 #pragma unroll

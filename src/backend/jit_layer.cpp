@@ -122,8 +122,7 @@ Status JitLayer::prepare(int64_t max_tokens) {
 size_t JitLayer::marked_floats(size_t bucket, int64_t m) const {
   const MmaGemmConfig& c = plan_.buckets[bucket].config;
   if (!c.marks_partials()) return 0;
-  const int splits = std::max(std::min(this->splits(bucket, m), c.k_stages(problem_.k)),
-                              tail_split(bucket, m).splits);
+  const int splits = most_splits(bucket, m);
   if (splits < 2) return 0;
   return size_t(grid_x(c)) * token_tiles(c, m) * (splits - 1) * c.block_n() * c.block_m();
 }
@@ -154,6 +153,10 @@ int JitLayer::splits(size_t bucket, int64_t m) const {
              : splits;
 }
 
+int JitLayer::most_splits(size_t bucket, int64_t m) const {
+  return std::max(splits(bucket, m), tail_split(bucket, m).splits);
+}
+
 int JitLayer::split_cluster(size_t bucket, int64_t m, int splits) const {
   const MmaGemmConfig& c = plan_.buckets[bucket].config;
   const int64_t ctas = grid_x(c) * token_tiles(c, m) * splits;
@@ -171,7 +174,7 @@ bool JitLayer::programmatic(const MmaGemmConfig& c) const {
 size_t JitLayer::mma_workspace_bytes(int64_t m) const {
   const size_t bucket = plan_.mma_bucket_for(m);
   // The tail split's partials too: they go through the workspace when its cluster sum is off.
-  const int splits = std::max(this->splits(bucket, m), tail_split(bucket, m).splits);
+  const int splits = most_splits(bucket, m);
   // NOTE: room for padded activations is reserved even when K is a multiple of 8: a caller's
   // pointer that is not 16-byte aligned is padded too.
   size_t bytes = align_up(size_t(m) * padded_k() * 2);

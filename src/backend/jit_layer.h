@@ -41,6 +41,9 @@ class JitLayer final : public PreparedLayer {
   int splits(size_t bucket, int64_t m) const;
   /// Whether bucket `bucket`'s grid at m tokens runs as whole waves plus a K-split tail.
   MmaTailSplit tail_split(size_t bucket, int64_t m) const;
+  /// The most K splits a launch of bucket `bucket` at m tokens takes (the tail split's
+  /// included): what its partial sums are sized for.
+  int most_splits(size_t bucket, int64_t m) const;
   /// CTAs per cluster along the `splits` K splits of bucket `bucket` at m tokens
   /// (mma_split_cluster with the grid's share of a wave).
   int split_cluster(size_t bucket, int64_t m, int splits) const;
