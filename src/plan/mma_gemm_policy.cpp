@@ -234,8 +234,8 @@ int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const De
   // bytes in flight ask for are taken where that busiest SM's share comes >2% closer to the
   // average. H200, M = 1, `qgemm tune` (bench/NOTES.md "balanced decode splits"): int4/g128
   // 8192^2 3 -> 4 splits 12.96 -> 12.69 us, nvfp4 6144 x 8192 3 -> 4 18.40 -> 14.70. Measured on
-  // the 8-token tile only: the 16-token tile keeps the bytes rule (its long-stage rule compares
-  // wave fills under it).
+  // the 8-token tile only: the 16-token tile keeps the bytes rule and the marked-partials rule
+  // below.
   if (bytes_rule && !partial_waves && c.block_m() <= 8) {
     const int64_t most = std::min<int64_t>(
         {one_wave / ctas, stages_total / min_stages, static_cast<int64_t>(kMaxSplits)});
@@ -460,37 +460,23 @@ MmaTile with_long_stages(MmaTile tile) {
   return tile;
 }
 
-// The average fill of the waves of resident CTAs that `c`'s launch for `m` tokens makes (its K
-// splits as mma_splits picks them for a plain launch), with `registers` per thread.
-double wave_fill(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const DeviceInfo& device,
-                 int registers) {
-  const int64_t ctas = (n + c.block_n() - 1) / c.block_n() * ((m + c.block_m() - 1) / c.block_m()) *
-                       mma_splits(c, m, n, k, device, registers, false);
-  const int64_t slots =
-      int64_t(mma_resident_estimate(c, device, registers)) * std::max(device.multiprocessors, 1);
-  return double(ctas) / double((ctas + slots - 1) / slots * slots);
-}
-
-// Whether the 16-token decode tile with two 512-K stages (`long_tile`) fills the GPU at least as
-// well as the four-stage one (`short_tile`) at 16 and 32 tokens, its 32-token grid within one
-// wave. The rule was measured with the two at ~173 and ~133 registers (int4/g128/bf16; with
-// fp16 activations the long one took 182, other codes of at most 4 words 138-168): two CTAs per
-// SM against three. Since marked partials (session 28) they compile to 163 and 124 for
-// int4/g128/bf16, three CTAs per SM each; the rule keeps the measured counts until it is timed
-// again with the new ones.
-bool long_16_token_tile_fills_as_well(const MmaGemmConfig& long_tile,
-                                      const MmaGemmConfig& short_tile, int64_t n, int64_t k,
-                                      const DeviceInfo& device) {
-  constexpr int kLongRegisters = 173, kShortRegisters = 133;
-  const int64_t grid_32 = (n + long_tile.block_n() - 1) / long_tile.block_n() * 2;
-  if (grid_32 > int64_t(mma_resident_estimate(long_tile, device, kLongRegisters)) *
-                    std::max(device.multiprocessors, 1))
-    return false;
-  for (int64_t m : {16, 32})
-    if (wave_fill(long_tile, m, n, k, device, kLongRegisters) + 1e-9 <
-        wave_fill(short_tile, m, n, k, device, kShortRegisters))
-      return false;
-  return true;
+// Whether the 16-token decode tile with two 512-K stages (`long_tile`) runs 32 tokens in no
+// more waves of resident CTAs than the four-stage one (`short_tile`), its last 512-K stage at
+// least half full. Registers as compiled for int4/g128/bf16 since marked partials (session 28):
+// 163 and 124, three CTAs per SM each (2-bit codes fit four of the short tile).
+bool long_16_token_tile_fits_as_well(const MmaGemmConfig& long_tile,
+                                     const MmaGemmConfig& short_tile, int64_t n, int64_t k,
+                                     const DeviceInfo& device) {
+  constexpr int kLongRegisters = 163, kShortRegisters = 124;
+  if (k % 512 != 0 && k % 512 < 256) return false;
+  const auto waves = [&](const MmaGemmConfig& c, int registers) {
+    const int64_t ctas = (n + c.block_n() - 1) / c.block_n() * 2 *
+                         mma_splits(c, 32, n, k, device, registers, false);
+    const int64_t slots =
+        int64_t(mma_resident_estimate(c, device, registers)) * std::max(device.multiprocessors, 1);
+    return (ctas + slots - 1) / slots;
+  };
+  return waves(long_tile, kLongRegisters) <= waves(short_tile, kShortRegisters);
 }
 
 }  // namespace
@@ -538,14 +524,19 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
     }
     // NOTE: Hopper's 16-token tile (9-32 tokens) takes the same two 512-K stages for codes of at
     // most 4 words per lane and unit (4, 2, 1 bits) without zero points, where K >= 8192 and its
-    // two CTAs per SM fill the GPU at least as well as the short stages' three at 16 and 32
-    // tokens (long_16_token_tile_fills_as_well). `qgemm tune` on the H200, plain launches,
-    // int4/g128, M = 16 / 32, s4 k256 against s2 k512 (bench/NOTES.md "long stages for 16
-    // tokens"): 8192^2 16.30 / 15.84 and 25.85 / 24.19 us, 6144 x 8192 16.73 / 15.50 and 25.62 /
-    // 23.88, 4096 x 14336 15.10 / 14.52 and 24.62 / 23.24, 8192 x 28672 45.75 / 42.94 and
-    // 83.55 / 76.72. Left out where they lose: N = 10240 (0.61 against 0.81 waves) 21.94 /
-    // 24.13, 5120 x 8192 at M = 32 (0.61 against 0.81) 21.35 / 23.69, 4096^2 (K = 4096) 8.09 /
-    // 8.37, and N = 28672 past a wave (M = 32: 80.52 / 83.33).
+    // 32-token grid takes no more waves than the short stages' (long_16_token_tile_fits_as_well).
+    // `qgemm tune` on the H200, plain launches, M = 16 / 32, s4 k256 against s2 k512 (bench/
+    // NOTES.md "long 16-token tile, three CTAs per SM", session 29): int4/g128 8192^2 15.46 /
+    // 14.96 and 25.50 / 24.17 us, 6144 x 8192 15.33 / 12.75 and 25.31 / 19.43, 10240 x 8192
+    // 20.47 / 19.81 and 35.49 / 33.81, 12288 x 8192 25.71 / 19.75 and 35.32 / 33.70, 8192 x
+    // 28672 43.92 / 41.05 and 81.57 / 76.91, past a wave 28672 x 8192 48.61 / 46.16 and 79.95 /
+    // 77.02; mxfp4 8192^2 18.64 / 18.05 and 32.18 / 30.17. Short where it takes fewer waves
+    // (int2/g128 28672 x 8192, four short CTAs per SM: 38.76 / 40.86 and 65.66 / 67.72) or a
+    // last 512-K stage would be mostly padding (int4/channel 8000 x 8200: 18.80 / 19.16 and
+    // 29.04 / 31.04). Left as measured: at 16 tokens the short tile's extra splits win on layers
+    // of few rows (2048 x 8192 8.75 / 9.52, 3072 x 8192 9.66 / 10.04, int2/g64 10240 x 8192
+    // 16.38 / 17.64, mxfp4 5120 x 8192 14.26 / 14.93), where the long one wins at 32 (10.82 /
+    // 10.71, 14.95 / 12.72, 30.92 / 30.43, 24.47 / 23.95); one tile serves both.
     if (bucket(i, device).max_m == 32 && tile.frags_m == 2 && !tile.wgmma &&
         device.arch() == "sm_90a" && mma_layout::unit_words(weight.type.bits) <= 4 &&
         long_stage_format(weight, k)) {
@@ -553,7 +544,7 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
       const auto long_tile = mma_config_for(long_stages, weight, act, out, device);
       const auto short_tile = mma_config_for(tile, weight, act, out, device);
       if (long_tile.ok() && short_tile.ok() &&
-          long_16_token_tile_fills_as_well(*long_tile, *short_tile, n, k, device))
+          long_16_token_tile_fits_as_well(*long_tile, *short_tile, n, k, device))
         tile = long_stages;
     }
     // NOTE: float zero points with 5- and 7-bit codes leave the ws tiles 16 tokens per

@@ -245,19 +245,24 @@ TEST(MmaPlan, HopperDecodeTakesLongStagesOnLongRowsInOneWave) {
 }
 
 // Hopper's 16-token tile (9-32 tokens) takes two 512-K stages for codes of at most 4 words per
-// lane and unit without zero points where K >= 8192 and its two CTAs per SM fill the GPU at least
-// as well as the short stages' three at 16 and 32 tokens (132 SMs; 64-row CTAs).
-TEST(MmaPlan, Hopper16TokenTileTakesLongStagesWhereTheyFillTheGpu) {
+// lane and unit without zero points where K >= 8192, its last stage at least half full, and its
+// 32-token grid takes no more waves than the short stages' (three CTAs per SM on 132 SMs, four
+// of the short tile for 2-bit codes; 64-row CTAs).
+TEST(MmaPlan, Hopper16TokenTileTakesLongStagesWhereTheyFitAsWell) {
   const LongStageCase cases[] = {{"int4/g128/bf16", 8192, 8192, true},     // 128 CTAs x 2 splits
                                  {"int4/g128/bf16", 4096, 14336, true},    // 64 x 4
                                  {"int4/g128/fp16", 8192, 28672, true},    // 128 x 2
                                  {"int4/g128/bf16", 6144, 8192, true},     // 96 x 2, as short
-                                 {"int4/g128/bf16", 5120, 8192, false},    // M = 32: 0.61 < 0.81
+                                 {"int4/g128/bf16", 5120, 8192, true},     // M = 32: 160 CTAs
                                  {"int2/g64/bf16", 8192, 8192, true},      // 4 words
                                  {"mxfp4", 8192, 8192, true},              // groups of 32
-                                 {"int4/channel/bf16", 8000, 8200, true},  // 125 x 2: 95%
-                                 {"int4/g128/bf16", 10240, 8192, false},   // 0.61 < 0.81
-                                 {"int4/g128/bf16", 28672, 8192, false},   // past a wave
+                                 {"int4/channel/bf16", 8000, 8704, true},  // 125 x 2: 95%
+                                 {"int4/channel/bf16", 8000, 8200, false},  // last stage: 8 K
+                                 {"int4/g128/bf16", 10240, 8192, true},    // M = 32: 320 CTAs
+                                 {"int4/g128/bf16", 12288, 8192, true},    // 384 of 396
+                                 {"int4/g128/bf16", 14336, 8192, true},    // 2 waves each
+                                 {"int4/g128/bf16", 28672, 8192, true},    // 3 waves each
+                                 {"int2/g128/bf16", 28672, 8192, false},   // short: 2 waves
                                  {"int4/g128/bf16", 4096, 4096, false},    // K < 8192
                                  {"uint4/g128/bf16/zp", 8192, 8192, false},
                                  {"int3/g128/bf16", 8192, 8192, false},  // 12 words
