@@ -448,10 +448,10 @@ bool fits_one_wave(const MmaTile& tile, int64_t n, const WeightFormat& weight, D
 }
 
 // Whether `weight` at this K may decode in two 512-K stages instead of four 256-K ones: no zero
-// points, groups of 32 or more, and at least 16 such stages per row (the code width and wave
-// conditions are each bucket's own, in plan_mma_gemm).
-bool long_stage_format(const WeightFormat& weight, int64_t k) {
-  return k >= 8192 && !weight.has_zero_points() &&
+// points, groups of 32 or more, and K of at least `min_k` (the code width and wave conditions
+// are each bucket's own, in plan_mma_gemm).
+bool long_stage_format(const WeightFormat& weight, int64_t k, int64_t min_k) {
+  return k >= min_k && !weight.has_zero_points() &&
          (!weight.has_group_scales() || weight.group_k >= 32);
 }
 
@@ -462,21 +462,28 @@ MmaTile with_long_stages(MmaTile tile) {
 
 // Whether the 16-token decode tile with two 512-K stages (`long_tile`) runs 32 tokens in no
 // more waves of resident CTAs than the four-stage one (`short_tile`), its last 512-K stage at
-// least half full. Registers as compiled for int4/g128/bf16 since marked partials (session 28):
-// 163 and 124, three CTAs per SM each (2-bit codes fit four of the short tile).
+// least half full, and launches at least a third of a wave at 16 tokens (its fewer stages split
+// less: few CTAs cannot stream the weight). Registers as compiled for int4/g128/bf16 since
+// marked partials (session 28): 163 and 124, three CTAs per SM each (2-bit codes fit four of the
+// short tile).
 bool long_16_token_tile_fits_as_well(const MmaGemmConfig& long_tile,
                                      const MmaGemmConfig& short_tile, int64_t n, int64_t k,
                                      const DeviceInfo& device) {
   constexpr int kLongRegisters = 163, kShortRegisters = 124;
   if (k % 512 != 0 && k % 512 < 256) return false;
-  const auto waves = [&](const MmaGemmConfig& c, int registers) {
-    const int64_t ctas = (n + c.block_n() - 1) / c.block_n() * 2 *
-                         mma_splits(c, 32, n, k, device, registers, false);
-    const int64_t slots =
-        int64_t(mma_resident_estimate(c, device, registers)) * std::max(device.multiprocessors, 1);
-    return (ctas + slots - 1) / slots;
+  const auto ctas = [&](const MmaGemmConfig& c, int64_t m, int registers) {
+    return (n + c.block_n() - 1) / c.block_n() * ((m + c.block_m() - 1) / c.block_m()) *
+           mma_splits(c, m, n, k, device, registers, false);
   };
-  return waves(long_tile, kLongRegisters) <= waves(short_tile, kShortRegisters);
+  const auto slots = [&](const MmaGemmConfig& c, int registers) {
+    return int64_t(mma_resident_estimate(c, device, registers)) *
+           std::max(device.multiprocessors, 1);
+  };
+  const auto waves = [&](const MmaGemmConfig& c, int registers) {
+    return (ctas(c, 32, registers) + slots(c, registers) - 1) / slots(c, registers);
+  };
+  return 3 * ctas(long_tile, 16, kLongRegisters) >= slots(long_tile, kLongRegisters) &&
+         waves(long_tile, kLongRegisters) <= waves(short_tile, kShortRegisters);
 }
 
 }  // namespace
@@ -518,12 +525,12 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
     // bench/NOTES.md "zero points on long stages, again"). Groups under 32 (nvfp4) are not
     // measured and keep the short stages.
     if (bucket(i, device).max_m <= 8 && tile.frags_m == 1 && !tile.wgmma &&
-        weight.type.bits <= 4 && long_stage_format(weight, k)) {
+        weight.type.bits <= 4 && long_stage_format(weight, k, 8192)) {
       const MmaTile long_stages = with_long_stages(tile);
       if (fits_one_wave(long_stages, n, weight, act, out, device)) tile = long_stages;
     }
     // NOTE: Hopper's 16-token tile (9-32 tokens) takes the same two 512-K stages for codes of at
-    // most 4 words per lane and unit (4, 2, 1 bits) without zero points, where K >= 8192 and its
+    // most 4 words per lane and unit (4, 2, 1 bits) without zero points, where K >= 4096 and its
     // 32-token grid takes no more waves than the short stages' (long_16_token_tile_fits_as_well).
     // `qgemm tune` on the H200, plain launches, M = 16 / 32, s4 k256 against s2 k512 (bench/
     // NOTES.md "long 16-token tile, three CTAs per SM", session 29): int4/g128 8192^2 15.46 /
@@ -536,10 +543,13 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
     // 29.04 / 31.04). Left as measured: at 16 tokens the short tile's extra splits win on layers
     // of few rows (2048 x 8192 8.75 / 9.52, 3072 x 8192 9.66 / 10.04, int2/g64 10240 x 8192
     // 16.38 / 17.64, mxfp4 5120 x 8192 14.26 / 14.93), where the long one wins at 32 (10.82 /
-    // 10.71, 14.95 / 12.72, 30.92 / 30.43, 24.47 / 23.95); one tile serves both.
+    // 10.71, 14.95 / 12.72, 30.92 / 30.43, 24.47 / 23.95); one tile serves both. At K = 4096
+    // (call 5): 6144 x 4096 9.56 / 9.34 and 13.98 / 11.59, 12288 x 4096 14.35 / 12.04 and 19.26 /
+    // 18.61, 28672 x 4096 25.99 / 25.17 and 42.39 / 41.06; 4096^2 (128 long CTAs at 16 tokens,
+    // under a third of a wave) 8.26 / 8.67 and 9.29 / 9.07. Shorter K is not measured.
     if (bucket(i, device).max_m == 32 && tile.frags_m == 2 && !tile.wgmma &&
         device.arch() == "sm_90a" && mma_layout::unit_words(weight.type.bits) <= 4 &&
-        long_stage_format(weight, k)) {
+        long_stage_format(weight, k, 4096)) {
       const MmaTile long_stages = with_long_stages(tile);
       const auto long_tile = mma_config_for(long_stages, weight, act, out, device);
       const auto short_tile = mma_config_for(tile, weight, act, out, device);

@@ -245,9 +245,10 @@ TEST(MmaPlan, HopperDecodeTakesLongStagesOnLongRowsInOneWave) {
 }
 
 // Hopper's 16-token tile (9-32 tokens) takes two 512-K stages for codes of at most 4 words per
-// lane and unit without zero points where K >= 8192, its last stage at least half full, and its
-// 32-token grid takes no more waves than the short stages' (three CTAs per SM on 132 SMs, four
-// of the short tile for 2-bit codes; 64-row CTAs).
+// lane and unit without zero points where K >= 4096, its last stage at least half full, its
+// 16-token launch at least a third of a wave, and its 32-token grid in no more waves than the
+// short stages' (three CTAs per SM on 132 SMs, four of the short tile for 2-bit codes; 64-row
+// CTAs).
 TEST(MmaPlan, Hopper16TokenTileTakesLongStagesWhereTheyFitAsWell) {
   const LongStageCase cases[] = {{"int4/g128/bf16", 8192, 8192, true},     // 128 CTAs x 2 splits
                                  {"int4/g128/bf16", 4096, 14336, true},    // 64 x 4
@@ -263,7 +264,10 @@ TEST(MmaPlan, Hopper16TokenTileTakesLongStagesWhereTheyFitAsWell) {
                                  {"int4/g128/bf16", 14336, 8192, true},    // 2 waves each
                                  {"int4/g128/bf16", 28672, 8192, true},    // 3 waves each
                                  {"int2/g128/bf16", 28672, 8192, false},   // short: 2 waves
-                                 {"int4/g128/bf16", 4096, 4096, false},    // K < 8192
+                                 {"int4/g128/bf16", 6144, 4096, true},     // K = 4096: 96 x 2
+                                 {"int4/g128/bf16", 4096, 4096, false},    // 64 x 2: < 1/3 wave
+                                 {"int4/g128/bf16", 2048, 8192, false},    // 32 x 4
+                                 {"int4/g128/bf16", 8192, 2048, false},    // K < 4096
                                  {"uint4/g128/bf16/zp", 8192, 8192, false},
                                  {"int3/g128/bf16", 8192, 8192, false},  // 12 words
                                  {"int8/g128/bf16", 8192, 8192, false},
