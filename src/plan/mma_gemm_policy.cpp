@@ -530,8 +530,9 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
       if (fits_one_wave(long_stages, n, weight, act, out, device)) tile = long_stages;
     }
     // NOTE: Hopper's 16-token tile (9-32 tokens) takes the same two 512-K stages for codes of at
-    // most 4 words per lane and unit (4, 2, 1 bits) without zero points, where K >= 4096 and its
-    // 32-token grid takes no more waves than the short stages' (long_16_token_tile_fits_as_well).
+    // most 4 words per lane and unit (4, 2, 1 bits) without zero points, where K >= 4096 and,
+    // by long_16_token_tile_fits_as_well, its 32-token grid takes no more waves than the short
+    // stages', its 16-token launch fills a third of a wave and its last stage is half full.
     // `qgemm tune` on the H200, plain launches, M = 16 / 32, s4 k256 against s2 k512 (bench/
     // NOTES.md "long 16-token tile, three CTAs per SM", session 29): int4/g128 8192^2 15.46 /
     // 14.96 and 25.50 / 24.17 us, 6144 x 8192 15.33 / 12.75 and 25.31 / 19.43, 10240 x 8192
@@ -543,8 +544,8 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
     // 29.04 / 31.04). Left as measured: at 16 tokens the short tile's extra splits win on layers
     // of few rows (2048 x 8192 8.75 / 9.52, 3072 x 8192 9.66 / 10.04, int2/g64 10240 x 8192
     // 16.38 / 17.64, mxfp4 5120 x 8192 14.26 / 14.93), where the long one wins at 32 (10.82 /
-    // 10.71, 14.95 / 12.72, 30.92 / 30.43, 24.47 / 23.95); one tile serves both. At K = 4096
-    // (call 5): 6144 x 4096 9.56 / 9.34 and 13.98 / 11.59, 12288 x 4096 14.35 / 12.04 and 19.26 /
+    // 10.71, 14.95 / 12.72, 30.92 / 30.43, 24.47 / 23.95); one tile serves both. At K = 4096:
+    // 6144 x 4096 9.56 / 9.34 and 13.98 / 11.59, 12288 x 4096 14.35 / 12.04 and 19.26 /
     // 18.61, 28672 x 4096 25.99 / 25.17 and 42.39 / 41.06; 4096^2 (128 long CTAs at 16 tokens,
     // under a third of a wave) 8.26 / 8.67 and 9.29 / 9.07. Shorter K is not measured.
     if (bucket(i, device).max_m == 32 && tile.frags_m == 2 && !tile.wgmma &&
