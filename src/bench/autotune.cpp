@@ -71,6 +71,24 @@ std::vector<MmaTile> default_tune_tiles(const DeviceInfo& device) {
   return tiles;
 }
 
+Expected<std::vector<MmaTile>> tune_candidate_tiles(const TuneOptions& o,
+                                                    const DeviceInfo& device) {
+  if (!o.tiles.empty()) return o.tiles;
+  std::vector<MmaTile> tiles = default_tune_tiles(device);
+  // NOTE: the heuristic plan's kernels (long decode stages, the ws stage shapes the planner
+  // derives per format) are not all among the defaults; without them a table could pick a
+  // slower kernel than the layer runs with no table.
+  auto plan = plan_mma_gemm(o.n, o.k, o.weight, o.act.type, o.out, device);
+  if (!plan) return plan.status();
+  for (const MmaPlanEntry& e : *plan) {
+    const MmaTile t = mma_tile_of(e.config);
+    if (std::none_of(tiles.begin(), tiles.end(),
+                     [&](const MmaTile& u) { return u.to_string() == t.to_string(); }))
+      tiles.push_back(t);
+  }
+  return tiles;
+}
+
 Expected<TuneResult> autotune(const TuneOptions& o) {
   const auto t_start = std::chrono::steady_clock::now();
   TuneResult r;
@@ -118,9 +136,10 @@ Expected<TuneResult> autotune(const TuneOptions& o) {
   }
 
   // Candidates: every tile as a one-bucket plan, then the hand-off.
-  const std::vector<MmaTile> tiles = o.tiles.empty() ? default_tune_tiles(r.device) : o.tiles;
+  const auto tiles = tune_candidate_tiles(o, r.device);
+  if (!tiles) return tiles.status();
   std::vector<std::vector<TunedBucket>> plans;
-  for (const MmaTile& t : tiles) {
+  for (const MmaTile& t : *tiles) {
     auto c = mma_config_for(t, o.weight, o.act.type, o.out, r.device);
     if (!c) {
       r.errors.push_back(str(t.to_string(), ": ", c.status().message()));

@@ -19,7 +19,7 @@ struct TuneOptions {
   WeightFormat weight;
   ActFormat act;
   DType out = DType::bf16();
-  std::vector<MmaTile> tiles;  ///< mma candidates; empty = default_tune_tiles(device)
+  std::vector<MmaTile> tiles;  ///< mma candidates; empty = tune_candidate_tiles' defaults
   size_t max_kernels = 4;      ///< kernels the layer may keep across all M
   double tolerance = 0.05;     ///< accepted loss against the best candidate at each M
   int warmup = 3, repetitions = 15;
@@ -45,6 +45,12 @@ struct TuneResult {
 /// sm_90a their wgmma variants; some with two split-K targets (a launch setting: the two share
 /// one kernel).
 std::vector<MmaTile> default_tune_tiles(const DeviceInfo& device);
+
+/// The mma tiles `autotune` times for `options` on `device`: options.tiles where given, else
+/// default_tune_tiles plus the tiles of the layer's heuristic plan (so a table never holds a
+/// kernel slower than the one the layer runs without it).
+Expected<std::vector<MmaTile>> tune_candidate_tiles(const TuneOptions& options,
+                                                    const DeviceInfo& device);
 
 /// Times every candidate (each tile, and the cuBLASLt hand-off where the types allow it) at every
 /// M with the method of BENCHMARKING.md (CUDA-graph replays, device events, weights rotated past

@@ -331,6 +331,16 @@ MmaTailSplit mma_tail_split(const MmaGemmConfig& c, int64_t grid_x, int64_t grid
   return {main_x, static_cast<int>(tail_splits)};
 }
 
+MmaTile mma_tile_of(const MmaGemmConfig& c) {
+  MmaTile t;
+  t.warps_n = c.warps_n, t.warps_m = c.warps_m, t.warps_k = c.warps_k;
+  t.tiles_n = c.tiles_n, t.frags_m = c.frags_m;
+  t.stages = c.stages, t.stage_k = c.stage_k();
+  t.waves = c.split_waves, t.splits = c.split_count;
+  t.wgmma = c.wgmma, t.warp_specialized = c.warp_specialized;
+  return t;
+}
+
 Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& weight, DType act,
                                        DType out, const DeviceInfo& device) {
   if (device.sm() < 75)

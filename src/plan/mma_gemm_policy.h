@@ -29,6 +29,11 @@ struct MmaTile {
   friend bool operator==(const MmaTile&, const MmaTile&) = default;
 };
 
+/// The tile of a config, so that mma_config_for(mma_tile_of(c), <c's format>) gives c again
+/// (for the configs mma_config_for makes): how the autotuner offers the heuristic plan's kernels
+/// as candidates.
+MmaTile mma_tile_of(const MmaGemmConfig& config);
+
 /// The mma.sync kernel that runs tokens up to `max_m`.
 struct MmaPlanEntry {
   int64_t max_m = 0;

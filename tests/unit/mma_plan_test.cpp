@@ -123,6 +123,35 @@ TEST(MmaPlan, EveryPresetFormatAndShapeGivesValidBuckets) {
   EXPECT_GT(planned, 6 * 9 * 7);
 }
 
+// The autotuner offers the heuristic plan's kernels as candidates through their tiles: every
+// config the planner makes comes back unchanged from its tile.
+TEST(MmaPlan, EveryPlannedConfigComesBackFromItsTile) {
+  int checked = 0;
+  for (const char* preset : kPresets) {
+    const DeviceInfo d = *device_preset(preset);
+    for (const char* spec : kFormats) {
+      const WeightFormat f = *WeightFormat::parse(spec);
+      for (int64_t n : kDims)
+        for (int64_t k : kDims) {
+          if (group_k(f) > 0 && k % group_k(f) != 0) continue;
+          const DType act = (n + k) % 3 == 0 || d.sm() < 80 ? DType::fp16() : DType::bf16();
+          auto plan = plan_mma_gemm(n, k, f, act, act, d);
+          ASSERT_TRUE(plan.ok());
+          for (const MmaPlanEntry& e : *plan) {
+            const MmaTile tile = mma_tile_of(e.config);
+            auto again = mma_config_for(tile, f, act, act, d);
+            ASSERT_TRUE(again.ok()) << preset << " " << spec << " " << tile.to_string();
+            EXPECT_EQ(e.config, *again) << preset << " " << spec << " N=" << n << " K=" << k
+                                        << ": " << e.config.to_string() << " -> "
+                                        << tile.to_string() << " -> " << again->to_string();
+            ++checked;
+          }
+        }
+    }
+  }
+  EXPECT_GT(checked, 6 * 9 * 7 * 3);
+}
+
 // Decode on a big layer: 8192 / 64 = 128 CTAs, so splits bring at least one CTA per SM.
 TEST(MmaPlan, DecodeSplitsFillTheH200) {
   const DeviceInfo d = *device_preset("h200");

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -322,6 +323,38 @@ TEST(KernelSelection, BucketsSplitAtGeometricMeansAndMerge) {
   EXPECT_FALSE(b[1].expand);
   EXPECT_EQ(b[2].max_m, INT64_MAX);
   EXPECT_TRUE(b[2].expand);
+}
+
+// Without --tiles the tuner also times the tiles of the layer's heuristic plan, so a table can
+// always keep the kernels the layer runs without one; with --tiles it times exactly those.
+TEST(Autotune, DefaultCandidatesIncludeTheHeuristicPlansTiles) {
+  const DeviceInfo h200 = *device_preset("h200");
+  for (const char* spec : {"int4/g128/bf16", "uint4/g128/fp16/zp", "int8/channel/bf16", "nvfp4"}) {
+    bench::TuneOptions t;
+    t.n = 8192;
+    t.k = 8192;
+    t.weight = *WeightFormat::parse(spec);
+    t.act = *ActFormat::parse("bf16");
+    auto tiles = bench::tune_candidate_tiles(t, h200);
+    ASSERT_TRUE(tiles.ok()) << tiles.status().to_string();
+    std::set<std::string> names;
+    for (const MmaTile& tile : *tiles) EXPECT_TRUE(names.insert(tile.to_string()).second) << spec;
+    EXPECT_GE(tiles->size(), bench::default_tune_tiles(h200).size());
+    auto plan = plan_mma_gemm(t.n, t.k, t.weight, t.act.type, t.out, h200);
+    ASSERT_TRUE(plan.ok());
+    for (const MmaPlanEntry& e : *plan)
+      EXPECT_EQ(names.count(mma_tile_of(e.config).to_string()), 1u)
+          << spec << ": " << e.config.to_string() << " is not a candidate";
+  }
+  bench::TuneOptions given;
+  given.n = given.k = 8192;
+  given.weight = *WeightFormat::parse("int4/g128/bf16");
+  given.act = *ActFormat::parse("bf16");
+  given.tiles = {*MmaTile::parse("w4x1 t1 f1 s4 k256 waves4")};
+  auto tiles = bench::tune_candidate_tiles(given, h200);
+  ASSERT_TRUE(tiles.ok());
+  ASSERT_EQ(tiles->size(), 1u);
+  EXPECT_EQ((*tiles)[0], given.tiles[0]);
 }
 
 }  // namespace

@@ -155,7 +155,8 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--repetitions", o->repetitions, "Timed graph replays per candidate")
       ->default_val(15);
   cmd->add_option("--tiles", o->tiles,
-                  "Candidate tiles instead of the defaults, ';'-separated, e.g. "
+                  "Candidate tiles instead of the defaults (a fixed list plus the tiles of the layer's "
+                  "built-in plan), ';'-separated, e.g. "
                   "\"w4x1 t1 f1 s6 k256 waves2;w4x2 t2 f4 s4 k128 waves2\"");
   cmd->callback([o] {
     const int rc = run_tune(*o);
