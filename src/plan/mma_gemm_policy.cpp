@@ -473,13 +473,15 @@ MmaTile with_long_stages(MmaTile tile) {
 // Whether the 16-token decode tile with two 512-K stages (`long_tile`) runs 32 tokens in no
 // more waves of resident CTAs than the four-stage one (`short_tile`), its last 512-K stage at
 // least half full, and launches at least a third of a wave at 16 tokens (its fewer stages split
-// less: few CTAs cannot stream the weight). Registers as compiled for int4/g128/bf16 since
-// marked partials (session 28): 163 and 124, three CTAs per SM each (2-bit codes fit four of the
-// short tile).
+// less: few CTAs cannot stream the weight). Registers as compiled since marked partials (session
+// 28, `qgemm jit` on sm_90a): int4/g128/bf16 163 and 124, three CTAs per SM each (2-bit codes fit
+// four of the short tile); groups under 128 cost the long tile more (int4/g64 188-194, int2/g32
+// 180, int1/g64 181: two per SM; int4/g32 and mxfp4 152-160), so those count as two.
 bool long_16_token_tile_fits_as_well(const MmaGemmConfig& long_tile,
                                      const MmaGemmConfig& short_tile, int64_t n, int64_t k,
                                      const DeviceInfo& device) {
-  constexpr int kLongRegisters = 163, kShortRegisters = 124;
+  const bool small_groups = long_tile.group_k > 0 && long_tile.group_k < 128;
+  const int kLongRegisters = small_groups ? 194 : 163, kShortRegisters = 124;
   if (k % 512 != 0 && k % 512 < 256) return false;
   const auto ctas = [&](const MmaGemmConfig& c, int64_t m, int registers) {
     return (n + c.block_n() - 1) / c.block_n() * ((m + c.block_m() - 1) / c.block_m()) *

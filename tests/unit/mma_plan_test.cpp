@@ -276,8 +276,8 @@ TEST(MmaPlan, HopperDecodeTakesLongStagesOnLongRowsInOneWave) {
 // Hopper's 16-token tile (9-32 tokens) takes two 512-K stages for codes of at most 4 words per
 // lane and unit without zero points where K >= 4096, its last stage at least half full, its
 // 16-token launch at least a third of a wave, and its 32-token grid in no more waves than the
-// short stages' (three CTAs per SM on 132 SMs, four of the short tile for 2-bit codes; 64-row
-// CTAs).
+// short stages' (three CTAs per SM on 132 SMs, two of the long tile for groups under 128, four
+// of the short tile for 2-bit codes; 64-row CTAs).
 TEST(MmaPlan, Hopper16TokenTileTakesLongStagesWhereTheyFitAsWell) {
   const LongStageCase cases[] = {{"int4/g128/bf16", 8192, 8192, true},     // 128 CTAs x 2 splits
                                  {"int4/g128/bf16", 4096, 14336, true},    // 64 x 4
@@ -293,6 +293,8 @@ TEST(MmaPlan, Hopper16TokenTileTakesLongStagesWhereTheyFitAsWell) {
                                  {"int4/g128/bf16", 14336, 8192, true},    // 2 waves each
                                  {"int4/g128/bf16", 28672, 8192, true},    // 3 waves each
                                  {"int2/g128/bf16", 28672, 8192, false},   // short: 2 waves
+                                 {"int4/g64/bf16", 8192, 8192, true},      // 2 per SM: 256 CTAs
+                                 {"int4/g64/bf16", 10240, 8192, false},    // 2 per SM: 2 waves
                                  {"int4/g128/bf16", 6144, 4096, true},     // K = 4096: 96 x 2
                                  {"int4/g128/bf16", 4096, 4096, false},    // 64 x 2: < 1/3 wave
                                  {"int4/g128/bf16", 2048, 8192, false},    // 32 x 4
