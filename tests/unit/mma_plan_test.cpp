@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <functional>
 #include <set>
 #include <string>
 #include <utility>
@@ -101,7 +102,20 @@ void expect_sane_plan(const std::vector<MmaPlanEntry>& plan, int64_t n, int64_t 
   }
 }
 
-TEST(MmaPlan, EveryPresetFormatAndShapeGivesValidBuckets) {
+// A planned layer of the sweep below: where it comes from, and its plan.
+struct PlannedLayer {
+  DeviceInfo device;
+  WeightFormat format;
+  int64_t n, k;
+  DType act;
+  std::string where;  // preset, format, shape and activation type, for failure messages
+  std::vector<MmaPlanEntry> plan;
+};
+
+// Plans every preset x format x (N, K) of kDims (K a multiple of the group) and calls fn on each;
+// returns how many. Activations alternate between fp16 and bf16 (fp16 only on sm_75, whose
+// tensor cores take no bf16).
+int for_each_planned_layer(const std::function<void(const PlannedLayer&)>& fn) {
   int planned = 0;
   for (const char* preset : kPresets) {
     const DeviceInfo d = *device_preset(preset);
@@ -110,16 +124,23 @@ TEST(MmaPlan, EveryPresetFormatAndShapeGivesValidBuckets) {
       for (int64_t n : kDims)
         for (int64_t k : kDims) {
           if (group_k(f) > 0 && k % group_k(f) != 0) continue;
-          // sm_75 tensor cores take fp16 activations only.
           const DType act = (n + k) % 3 == 0 || d.sm() < 80 ? DType::fp16() : DType::bf16();
           const std::string where = str(preset, " ", spec, " N=", n, " K=", k, " act ", act.name());
           auto plan = plan_mma_gemm(n, k, f, act, act, d);
-          ASSERT_TRUE(plan.ok()) << where << ": " << plan.status().to_string();
-          expect_sane_plan(*plan, n, k, f, act, d, where);
+          EXPECT_TRUE(plan.ok()) << where << ": " << plan.status().to_string();
+          if (!plan.ok()) continue;
+          fn({d, f, n, k, act, where, *plan});
           ++planned;
         }
     }
   }
+  return planned;
+}
+
+TEST(MmaPlan, EveryPresetFormatAndShapeGivesValidBuckets) {
+  const int planned = for_each_planned_layer([](const PlannedLayer& l) {
+    expect_sane_plan(l.plan, l.n, l.k, l.format, l.act, l.device, l.where);
+  });
   EXPECT_GT(planned, 6 * 9 * 7);
 }
 
@@ -127,28 +148,16 @@ TEST(MmaPlan, EveryPresetFormatAndShapeGivesValidBuckets) {
 // config the planner makes comes back unchanged from its tile.
 TEST(MmaPlan, EveryPlannedConfigComesBackFromItsTile) {
   int checked = 0;
-  for (const char* preset : kPresets) {
-    const DeviceInfo d = *device_preset(preset);
-    for (const char* spec : kFormats) {
-      const WeightFormat f = *WeightFormat::parse(spec);
-      for (int64_t n : kDims)
-        for (int64_t k : kDims) {
-          if (group_k(f) > 0 && k % group_k(f) != 0) continue;
-          const DType act = (n + k) % 3 == 0 || d.sm() < 80 ? DType::fp16() : DType::bf16();
-          auto plan = plan_mma_gemm(n, k, f, act, act, d);
-          ASSERT_TRUE(plan.ok());
-          for (const MmaPlanEntry& e : *plan) {
-            const MmaTile tile = mma_tile_of(e.config);
-            auto again = mma_config_for(tile, f, act, act, d);
-            ASSERT_TRUE(again.ok()) << preset << " " << spec << " " << tile.to_string();
-            EXPECT_EQ(e.config, *again) << preset << " " << spec << " N=" << n << " K=" << k
-                                        << ": " << e.config.to_string() << " -> "
-                                        << tile.to_string() << " -> " << again->to_string();
-            ++checked;
-          }
-        }
+  for_each_planned_layer([&](const PlannedLayer& l) {
+    for (const MmaPlanEntry& e : l.plan) {
+      const MmaTile tile = mma_tile_of(e.config);
+      auto again = mma_config_for(tile, l.format, l.act, l.act, l.device);
+      ASSERT_TRUE(again.ok()) << l.where << " " << tile.to_string();
+      EXPECT_EQ(e.config, *again) << l.where << ": " << e.config.to_string() << " -> "
+                                  << tile.to_string() << " -> " << again->to_string();
+      ++checked;
     }
-  }
+  });
   EXPECT_GT(checked, 6 * 9 * 7 * 3);
 }
 
