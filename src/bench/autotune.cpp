@@ -82,9 +82,7 @@ Expected<std::vector<MmaTile>> tune_candidate_tiles(const TuneOptions& o,
   if (!plan) return plan.status();
   for (const MmaPlanEntry& e : *plan) {
     const MmaTile t = mma_tile_of(e.config);
-    if (std::none_of(tiles.begin(), tiles.end(),
-                     [&](const MmaTile& u) { return u.to_string() == t.to_string(); }))
-      tiles.push_back(t);
+    if (std::find(tiles.begin(), tiles.end(), t) == tiles.end()) tiles.push_back(t);
   }
   return tiles;
 }

@@ -481,21 +481,18 @@ bool long_16_token_tile_fits_as_well(const MmaGemmConfig& long_tile,
                                      const MmaGemmConfig& short_tile, int64_t n, int64_t k,
                                      const DeviceInfo& device) {
   const bool small_groups = long_tile.group_k > 0 && long_tile.group_k < 128;
-  const int kLongRegisters = small_groups ? 194 : 163, kShortRegisters = 124;
+  const int long_registers = small_groups ? 194 : 163, short_registers = 124;
   if (k % 512 != 0 && k % 512 < 256) return false;
-  const auto ctas = [&](const MmaGemmConfig& c, int64_t m, int registers) {
-    return (n + c.block_n() - 1) / c.block_n() * ((m + c.block_m() - 1) / c.block_m()) *
-           mma_splits(c, m, n, k, device, registers, false);
+  // Waves of resident CTAs the launch for m tokens makes (its K splits as a plain launch's).
+  const auto waves = [&](const MmaGemmConfig& c, int64_t m, int registers) {
+    const int64_t ctas = (n + c.block_n() - 1) / c.block_n() *
+                         ((m + c.block_m() - 1) / c.block_m()) *
+                         mma_splits(c, m, n, k, device, registers, false);
+    return mma_waves(c, ctas, device, registers);
   };
-  const auto slots = [&](const MmaGemmConfig& c, int registers) {
-    return int64_t(mma_resident_estimate(c, device, registers)) *
-           std::max(device.multiprocessors, 1);
-  };
-  const auto waves = [&](const MmaGemmConfig& c, int registers) {
-    return (ctas(c, 32, registers) + slots(c, registers) - 1) / slots(c, registers);
-  };
-  return 3 * ctas(long_tile, 16, kLongRegisters) >= slots(long_tile, kLongRegisters) &&
-         waves(long_tile, kLongRegisters) <= waves(short_tile, kShortRegisters);
+  return 3 * waves(long_tile, 16, long_registers) >= 1.0 &&
+         std::ceil(waves(long_tile, 32, long_registers)) <=
+             std::ceil(waves(short_tile, 32, short_registers));
 }
 
 }  // namespace
