@@ -177,7 +177,7 @@ QGEMM_DEVICE void MmaGemm<Cfg>::cluster_sum_and_store(const MmaGemmParams& p, co
       }
     }
   }
-  cluster_sync();  // no CTA leaves while another still reads its shared memory
+  cluster_sync_relaxed();  // no CTA leaves while another still reads its shared memory
 #endif
 }
 

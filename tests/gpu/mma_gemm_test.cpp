@@ -170,14 +170,15 @@ TEST(MmaGemmGpu, LongDecodeStagesOnLongRows) {
   }
 }
 
-// Hopper's 16-token tile takes the two 512-K stages too (plan_mma_gemm): a partial last stage,
-// odd N (47 and 122 CTAs of 64 rows), M across the bucket's 9-32 tokens (one or two 8-token
-// groups partly used), fp16 and bf16 activations; N = 7777 asserts the long-stage tile on the
-// H200 (at N = 3001 int2/g64 keeps the short one).
+// Hopper's 16-token tile takes the two 512-K stages too (plan_mma_gemm): a partial last stage
+// (384 of 512 K: the planner keeps last stages under half full on the short tile), odd N (47 and
+// 122 CTAs of 64 rows), M across the bucket's 9-32 tokens (one or two 8-token groups partly
+// used), fp16 and bf16 activations; N = 7777 asserts the long-stage tile on the H200 (at
+// N = 3001 int4 keeps the short one).
 TEST(MmaGemmGpu, LongStagesFor16TokenTiles) {
   QGEMM_REQUIRE_GPU();
   const DeviceInfo device = list_devices()[0];
-  const int64_t k = 8192 + 640;
+  const int64_t k = 8192 + 384;
   for (const char* spec : {"int4/g128/bf16", "mxfp4", "int2/g64/bf16", "int4/channel/fp16"})
     for (int64_t n : {3001, 7777}) {
       const WeightFormat wf = *WeightFormat::parse(spec);

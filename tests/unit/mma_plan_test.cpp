@@ -305,6 +305,12 @@ TEST(MmaPlan, Hopper16TokenTileTakesLongStagesWhereTheyFitAsWell) {
                                  {"int4/g64/bf16", 8192, 8192, true},      // 2 per SM: 256 CTAs
                                  {"int4/g64/bf16", 10240, 8192, false},    // 2 per SM: 2 waves
                                  {"int4/g128/bf16", 6144, 4096, true},     // K = 4096: 96 x 2
+                                 // MmaGemmGpu.LongStagesFor16TokenTiles: 384 of 512 K last
+                                 {"int4/g128/bf16", 7777, 8576, true},
+                                 {"mxfp4", 7777, 8576, true},
+                                 {"int2/g64/bf16", 7777, 8576, true},
+                                 {"int4/channel/fp16", 7777, 8576, true},
+                                 {"int4/g128/bf16", 7777, 8832, false},    // 128 of 512 K last
                                  {"int4/g128/bf16", 4096, 4096, false},    // 64 x 2: < 1/3 wave
                                  {"int4/g128/bf16", 2048, 8192, false},    // 32 x 4
                                  {"int4/g128/bf16", 8192, 2048, false},    // K < 4096
