@@ -336,9 +336,12 @@ TEST(MmaGemmConfig, WarpSpecializedKernelsSplitTheirRegisters) {
   ASSERT_TRUE(ptx.ok()) << ptx.status().message();
   EXPECT_EQ(1, testing::count_of(*ptx, "setmaxnreg.dec.sync.aligned.u32"));
   EXPECT_EQ(1, testing::count_of(*ptx, "setmaxnreg.inc.sync.aligned.u32"));
-  // The split-K sum in a cluster: both warpgroups pass the cluster barrier (twice each), and the
-  // sum reads the other CTAs' shared memory in 16-byte pieces.
-  EXPECT_EQ(4, testing::count_of(*ptx, "barrier.cluster.arrive.release"));
+  // The split-K sum in a cluster: both warpgroups pass the cluster barrier twice each, once
+  // releasing their partial tile and once, relaxed, before leaving (so no CTA's shared memory
+  // goes while another still reads it); the sum reads the other CTAs' shared memory in 16-byte
+  // pieces.
+  EXPECT_EQ(2, testing::count_of(*ptx, "barrier.cluster.arrive.release"));
+  EXPECT_EQ(2, testing::count_of(*ptx, "barrier.cluster.arrive.relaxed"));
   EXPECT_NE(std::string::npos, ptx->find("ld.shared::cluster.v4.f32"));
 }
 
