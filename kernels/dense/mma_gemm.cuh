@@ -294,6 +294,16 @@ struct MmaGemm {
   static constexpr int kCopyRegs =
       kWords > 16 ? 128 : (kPartSets == 2 || kWords > 8 || (kWords > 4 && kFM > 8) ? 120 : 104);
   static constexpr int kComputeRegs = (384 * 168 - 128 * kCopyRegs) / 256 / 8 * 8;
+  /// Stages whose weights the copy warpgroup loads before waiting for the previous kernel.
+  // NOTE: one. A cp.async arrival covers every copy its thread issued before it, so with the
+  // whole ring's weights up front the first stage waited for all of them, and a launch that is
+  // not programmatic gains nothing from loading them early. H200, `qgemm bench`, two
+  // interleaved rounds, whole ring / first stage (bench/NOTES.md "first stage first"): int4/g128
+  // 8192^2 plain M = 64 22.59, 22.57 / 21.80, 21.65 us, M = 256 55.91, 55.96 / 55.68, 55.58,
+  // int8/channel M = 64 30.80 / 29.08; programmatic M = 64 21.34 / 20.90, 20.85 but M = 128
+  // 34.88, 35.08 / 35.38, 35.32 (+1%). Codes of more than 16 words per lane and unit keep the
+  // whole ring: their copy loop spills with one (5-7 bits; `qgemm jit check`).
+  static constexpr int kWsEarlyStages = kWords > 16 ? Cfg::kStages : 1;
 
   /// The warp-specialized main loop. The copy warpgroup fills ring slot s for its i-th time once
   /// every compute warp has released the slot's previous contents (`empty[s]`, phase i - 1);

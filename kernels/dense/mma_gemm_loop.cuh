@@ -133,11 +133,10 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run_ws(const MmaGemmParams& p, u8* smem) {
     if constexpr (kThreads == 384) setmaxnreg_dec<kCopyRegs>();
     const int tid = threadIdx.x - kConsumerThreads;
     const Loader loader = make_loader(p, w.n_tile0, w.m0, tid);
-    // The weights of the first round of the ring go before the wait for the previous kernel
-    // (run() says why). NOTE: an arrival covers every copy the thread issued before it, so the
-    // first stage also waits for the whole round here (as measured in session 12; copying only
-    // the first stage's weights is branch ws-first-stage).
-    for (int it = 0; it < w.iters && it < Cfg::kStages; ++it)
+    // The weights of the first kWsEarlyStages stages go before the wait for the previous
+    // kernel (run() says why). NOTE: an arrival covers every copy the thread issued before it,
+    // so the first stage also waits for all of these.
+    for (int it = 0; it < w.iters && it < kWsEarlyStages; ++it)
       load_stage_weights(p, loader, smem + it * kStageBytes, w.unit_begin + it * kUnits,
                          w.unit_end, tid);
     allow_dependent_launch();
@@ -146,8 +145,8 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run_ws(const MmaGemmParams& p, u8* smem) {
       const int slot = it % Cfg::kStages;
       u8* stage = smem + slot * kStageBytes;
       const int unit0 = w.unit_begin + it * kUnits;
-      if (it >= Cfg::kStages) {
-        mbarrier_wait(&empty[slot], (it / Cfg::kStages - 1) & 1);
+      if (it >= kWsEarlyStages) {
+        if (it >= Cfg::kStages) mbarrier_wait(&empty[slot], (it / Cfg::kStages - 1) & 1);
         load_stage_weights(p, loader, stage, unit0, w.unit_end, tid);
       }
       load_stage_acts(p, loader, stage, unit0, w.unit_end, tid);
