@@ -4,7 +4,7 @@
 # side by side, then the recipe (bench/results/h200/dense_w4a16.json and .svg).
 set -u
 OUT=${OUT:-/tmp/qgemm-out}; mkdir -p "$OUT"
-D=.device/s30/final
+D=${D:-.device/s30/final}  # the binaries carried (qgemm, qgemm_gpu_tests)
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
 t0=$(date +%s)
 for i in 0 1 2; do
