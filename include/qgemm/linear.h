@@ -79,7 +79,10 @@ class Linear {
   /// with events. The jit backend's split-K kernels count their arrivals (or pass their
   /// partial sums) in the layer's own device memory; overlapping calls would mix them (wrong
   /// results or a hang). Distinct Linear objects, even of the same weight, may run at the same
-  /// time.
+  /// time. The jit backend's own kernels add their split-K partial sums in split order,
+  /// whichever split finishes last, so the same call on the same data gives the same bits every
+  /// time (a programmatic and a plain launch may plan different splits, and so round
+  /// differently); the cuBLASLt hand-off at large M is as reproducible as cuBLASLt is.
   Status run(const LinearArgs& args) const;
 
   int64_t n() const;

@@ -340,6 +340,96 @@ TEST(TunedPlanGpu, BackToBackSixteenTokenCallsKeepTheirPartialsApart) {
   }
 }
 
+// The K splits of a tile are summed in split order, whichever split finishes last: the same
+// call on the same data gives the same bits every time, whatever the workspace held before, in
+// a captured graph as well. One layer per sum: the 8-token tile's counter fix-up (int4, 4
+// splits; uint4/zp launched plainly: a cluster pair of 2), the 16-token tile's marked partials,
+// the ws tiles' cluster sums (kw2 and f8 at 33..128 tokens, f16 from 129), plain and
+// programmatic launches.
+TEST(TunedPlanGpu, SplitKSumsAreBitwiseReproducible) {
+  QGEMM_REQUIRE_GPU();
+  struct SplitCase {
+    LayerCase layer;
+    std::vector<int64_t> split_buckets;  // lowest M of each bucket whose plan splits K
+  };
+  const SplitCase cases[] = {
+      {{"int4/g128/bf16", "bf16", DType::bf16(), 4096, 8192}, {1, 9, 33, 129}},
+      {{"uint4/g128/bf16/zp", "bf16", DType::fp16(), 8192, 8192}, {1, 9, 33}},
+  };
+  const CudaDriver* d = *cuda_driver();
+  constexpr int64_t kMaxM = 200;
+  uint64_t seed = 900;
+  for (const SplitCase& sc : cases)
+    for (bool programmatic : {false, true}) {
+      const LayerCase& lc = sc.layer;
+      SCOPED_TRACE(str(lc.weight, " N=", lc.n, " K=", lc.k, programmatic ? " programmatic" : ""));
+      const LinearOptions o = jit_options(lc, programmatic);
+      auto w = quantize_weights(HostValues::of(random_normal(lc.n * lc.k, seed++, 0.05f)), 1,
+                                lc.n, lc.k, *WeightFormat::parse(lc.weight));
+      ASSERT_TRUE(w.ok());
+      auto layer = Linear::create(*w, o);
+      ASSERT_TRUE(layer.ok()) << layer.status().to_string();
+      ASSERT_TRUE(layer->prepare(kMaxM).ok());
+      const std::string plan = layer->explain();
+      // The buckets split K (else this test would compare unsplit sums).
+      for (int64_t lo : sc.split_buckets) {
+        const std::string key = str("split-K at M=", lo, ": ");
+        const size_t at = plan.find(key);
+        ASSERT_NE(at, std::string::npos) << plan;
+        EXPECT_GT(std::atoi(plan.c_str() + at + key.size()), 1) << plan;
+      }
+      auto d_a = DeviceBuffer::allocate(size_t(kMaxM) * lc.k * 2);
+      auto d_c = DeviceBuffer::allocate(size_t(kMaxM) * lc.n * 2);
+      auto d_w = DeviceBuffer::allocate(std::max<size_t>(layer->workspace_bytes(kMaxM), 1));
+      ASSERT_TRUE(d_a.ok() && d_c.ok() && d_w.ok());
+      CUstream stream;
+      ASSERT_EQ(d->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+      for (int64_t m : {1, 16, 64, 200}) {
+        SCOPED_TRACE(str("M=", m));
+        auto a = quantize_activations(HostValues::of(random_normal(m * lc.k, seed++, 1.0f)), m,
+                                      lc.k, o.act);
+        ASSERT_TRUE(a.ok());
+        ASSERT_EQ(d->cuMemcpyHtoD(d_a->ptr(), a->data.data(), a->data.size()), CUDA_SUCCESS);
+        // NOTE: a copy from pageable memory may return before its DMA lands, on the legacy
+        // stream, which the non-blocking `stream` does not wait for.
+        ASSERT_EQ(d->cuStreamSynchronize(nullptr), CUDA_SUCCESS);
+        const LinearArgs args = call_args(m, d_a->get(), d_c->get(), *d_w, stream);
+        const size_t out_bytes = size_t(m) * lc.n * 2;
+        // One call with the workspace filled with `fill` and C poisoned; returns C's bytes.
+        const auto run_once = [&](uint8_t fill, CUgraphExec exec) {
+          std::vector<uint8_t> out(out_bytes);
+          EXPECT_EQ(d->cuMemsetD8Async(d_w->ptr(), fill, d_w->bytes(), stream), CUDA_SUCCESS);
+          EXPECT_EQ(d->cuMemsetD8Async(d_c->ptr(), 0xff, d_c->bytes(), stream), CUDA_SUCCESS);
+          if (exec) {
+            EXPECT_EQ(d->cuGraphLaunch(exec, stream), CUDA_SUCCESS);
+          } else {
+            Status s = layer->run(args);
+            EXPECT_TRUE(s.ok()) << s.to_string();
+          }
+          EXPECT_EQ(d->cuStreamSynchronize(stream), CUDA_SUCCESS);
+          EXPECT_TRUE(d_c->download(out.data(), out.size()).ok());
+          return out;
+        };
+        const std::vector<uint8_t> first = run_once(0xff, nullptr);
+        expect_output_matches(lc, o.act.type, *a, *w, *d_c, m, seed);
+        for (uint8_t fill : {0x00, 0x5a, 0xff})
+          EXPECT_TRUE(run_once(fill, nullptr) == first) << "workspace filled with " << int(fill);
+        CUgraph g;
+        ASSERT_EQ(d->cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+        Status captured = layer->run(args);
+        ASSERT_EQ(d->cuStreamEndCapture(stream, &g), CUDA_SUCCESS);
+        ASSERT_TRUE(captured.ok()) << captured.to_string();
+        CUgraphExec exec;
+        ASSERT_EQ(d->cuGraphInstantiateWithFlags(&exec, g, 0), CUDA_SUCCESS);
+        for (int replay = 0; replay < 3; ++replay)
+          EXPECT_TRUE(run_once(0xff, exec) == first) << "graph replay " << replay;
+        d->cuGraphExecDestroy(exec);
+        d->cuGraphDestroy(g);
+      }
+      d->cuStreamDestroy(stream);
+    }
+}
+
 TEST(AutotuneGpu, SmallLayerEndToEnd) {
   QGEMM_REQUIRE_GPU();
   bench::TuneOptions t;
