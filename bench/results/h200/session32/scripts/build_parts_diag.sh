@@ -13,7 +13,8 @@ root=$PWD wt=/tmp/qgemm-parts-diag
 cmake -S "$wt" -B "$wt/build" -G Ninja -DCMAKE_BUILD_TYPE=Release > /dev/null
 ninja -C "$wt/build" qgemm > /dev/null
 mkdir -p "$root/.device/parts/main"
-cp build/qgemm "$root/.device/parts/main/"  # main's own build
+ninja -C build qgemm > /dev/null  # main's own build (build/ must be configured)
+cp build/qgemm "$root/.device/parts/main/"
 header="$wt/kernels/dense/mma_gemm.cuh"
 cp "$header" /tmp/mma_gemm.cuh.orig
 for variant in "nodecode QGEMM_DIAG_WS_NO_DECODE" "nocopies QGEMM_DIAG_WS_NO_COPIES" \
