@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the binaries of the ws-tile decomposition diagnostic (branch s32-ws-parts-diag, not for
-# main) on the CPU machine: a worktree of the branch built once (~10 min), then one relink per
+# Builds the binaries of the ws-tile decomposition diagnostic (`../patches/s32-ws-parts-diag.patch`,
+# not for main) on the CPU machine: a worktree of HEAD with the patch, built once (~2 min for the
+# qgemm target), then one relink per
 # variant with its defines put at the top of kernels/dense/mma_gemm.cuh (the kernels are
 # embedded text). Output: .device/parts/{main,nodecode,nocopies,neither}/qgemm.
 #   nodecode  QGEMM_DIAG_WS_NO_DECODE: the raw code words go into the wgmmas as A
@@ -9,7 +10,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/../../../../.."
 root=$PWD wt=/tmp/qgemm-parts-diag
-[ -d "$wt" ] || git worktree add -f "$wt" s32-ws-parts-diag
+if [ ! -d "$wt" ]; then
+  git worktree add -f --detach "$wt" HEAD
+  git -C "$wt" apply "$root/bench/results/h200/session32/patches/s32-ws-parts-diag.patch"
+fi
 cmake -S "$wt" -B "$wt/build" -G Ninja -DCMAKE_BUILD_TYPE=Release > /dev/null
 ninja -C "$wt/build" qgemm > /dev/null
 mkdir -p "$root/.device/parts/main"
