@@ -49,6 +49,20 @@ LinearArgs call_args(int64_t m, const void* a, void* c, const DeviceBuffer& work
   return args;
 }
 
+// Captures one run() of `layer` on `stream` into a graph and instantiates it into `*exec` (the
+// caller destroys it with cuGraphExecDestroy).
+void capture_run(const Linear& layer, const LinearArgs& args, CUstream stream, CUgraphExec* exec) {
+  const CudaDriver* d = *cuda_driver();
+  CUgraph g;
+  ASSERT_EQ(d->cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+  Status captured = layer.run(args);
+  ASSERT_EQ(d->cuStreamEndCapture(stream, &g), CUDA_SUCCESS);
+  ASSERT_TRUE(captured.ok()) << captured.to_string();
+  const CUresult instantiated = d->cuGraphInstantiateWithFlags(exec, g, 0);
+  d->cuGraphDestroy(g);
+  ASSERT_EQ(instantiated, CUDA_SUCCESS);
+}
+
 // Downloads the m x N output in `c` and checks sampled rows against the reference of `a` and
 // `w`: within the output's tolerance, no NaN anywhere (every element written over the poison).
 void expect_output_matches(const LayerCase& lc, DType act, const QuantizedActivations& a,
@@ -105,17 +119,11 @@ void run_layer(const LayerCase& lc, LinearOptions options, int64_t m, size_t off
   const LinearArgs args =
       call_args(m, reinterpret_cast<const void*>(d_a->ptr() + offset), d_c->get(), *d_w, stream);
   if (graph) {
-    CUgraph g;
-    ASSERT_EQ(d->cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
-    Status captured = layer->run(args);
-    ASSERT_EQ(d->cuStreamEndCapture(stream, &g), CUDA_SUCCESS);
-    ASSERT_TRUE(captured.ok()) << captured.to_string();
     CUgraphExec exec;
-    ASSERT_EQ(d->cuGraphInstantiateWithFlags(&exec, g, 0), CUDA_SUCCESS);
+    ASSERT_NO_FATAL_FAILURE(capture_run(*layer, args, stream, &exec));
     ASSERT_EQ(d->cuGraphLaunch(exec, stream), CUDA_SUCCESS);
     ASSERT_EQ(d->cuStreamSynchronize(stream), CUDA_SUCCESS);
     d->cuGraphExecDestroy(exec);
-    d->cuGraphDestroy(g);
   } else {
     Status s = layer->run(args);
     ASSERT_TRUE(s.ok()) << s.to_string();
@@ -275,17 +283,11 @@ TEST(TunedPlanGpu, SixteenTokenSplitsLeaveTheirMarkedPartialsReadyForTheNextLaun
         ASSERT_TRUE(s.ok()) << s.to_string();
       });
     }
-    CUgraph g;
-    ASSERT_EQ(d->cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
-    Status captured = layer->run(args_for(16));
-    ASSERT_EQ(d->cuStreamEndCapture(stream, &g), CUDA_SUCCESS);
-    ASSERT_TRUE(captured.ok()) << captured.to_string();
     CUgraphExec exec;
-    ASSERT_EQ(d->cuGraphInstantiateWithFlags(&exec, g, 0), CUDA_SUCCESS);
+    ASSERT_NO_FATAL_FAILURE(capture_run(*layer, args_for(16), stream, &exec));
     for (int replay = 0; replay < 3; ++replay)
       check(16, [&] { ASSERT_EQ(d->cuGraphLaunch(exec, stream), CUDA_SUCCESS); });
     d->cuGraphExecDestroy(exec);
-    d->cuGraphDestroy(g);
     d->cuStreamDestroy(stream);
   }
 }
@@ -417,17 +419,11 @@ TEST(TunedPlanGpu, SplitKSumsAreBitwiseReproducible) {
         expect_output_matches(lc, o.act.type, *a, *w, *d_c, m, seed);
         for (uint8_t fill : {0x00, 0x5a, 0xff})
           EXPECT_TRUE(run_once(fill, nullptr) == first) << "workspace filled with " << int(fill);
-        CUgraph g;
-        ASSERT_EQ(d->cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
-        Status captured = layer->run(args);
-        ASSERT_EQ(d->cuStreamEndCapture(stream, &g), CUDA_SUCCESS);
-        ASSERT_TRUE(captured.ok()) << captured.to_string();
         CUgraphExec exec;
-        ASSERT_EQ(d->cuGraphInstantiateWithFlags(&exec, g, 0), CUDA_SUCCESS);
+        ASSERT_NO_FATAL_FAILURE(capture_run(*layer, args, stream, &exec));
         for (int replay = 0; replay < 3; ++replay)
           EXPECT_TRUE(run_once(0xff, exec) == first) << "graph replay " << replay;
         d->cuGraphExecDestroy(exec);
-        d->cuGraphDestroy(g);
       }
       d->cuStreamDestroy(stream);
     }
