@@ -1,6 +1,7 @@
 // Dequantizes a weight in the canonical layout (codes LSB-first along K, fp32 scales) to a dense
-// fp16/bf16 matrix [n][ldo]; the qdq backend then runs cuBLASLt on it. One thread per element:
-// simple and general (every format, any shape), and bandwidth-bound.
+// fp16/bf16 matrix [n][ldo]; the qdq backend then runs cuBLASLt on it. Each thread writes 8
+// outputs of a row at a time: general (every format, any shape) and meant to be bound by the
+// bytes it moves.
 #pragma once
 
 #include "common/base.cuh"
@@ -37,29 +38,54 @@ QGEMM_DEVICE float code_value(u32 c) {
   }
 }
 
+// One thread writes 8 consecutive outputs of a row with one 16-byte store (ldo is a multiple
+// of 8). Their 8 codes start on a byte boundary, byte c * kBits of the row for chunk c, so a
+// chunk reads kBits whole bytes; the blocks walk the rows, and a chunk divides once for its
+// first scale group, then steps to the next group where a column reaches it. (The first
+// version took one element per thread with a 64-bit division and a 2-byte store each.)
 template <class Cfg>
 __global__ void dequantize_kernel(const DequantizeParams p) {
-  const i64 total = static_cast<i64>(p.n) * p.ldo;
-  for (i64 i = blockIdx.x * static_cast<i64>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<i64>(gridDim.x) * blockDim.x) {
-    const i32 row = static_cast<i32>(i / p.ldo), col = static_cast<i32>(i % p.ldo);
-    float v = 0.0f;
-    if (col < p.k) {
-      const i64 bit = static_cast<i64>(col) * Cfg::kBits;
-      const u8* src = p.codes + row * p.row_bytes + (bit >> 3);
-      u32 word = src[0];
-      if ((bit & 7) + Cfg::kBits > 8) word |= static_cast<u32>(src[1]) << 8;
-      const u32 code = (word >> (bit & 7)) & ((1u << Cfg::kBits) - 1);
-      v = code_value<Cfg>(code);
-      if (p.scales != nullptr) {
-        const i64 s =
-            static_cast<i64>(row / p.rows_per_scale) * p.scale_cols + col / p.cols_per_scale;
-        if (p.zeros != nullptr) v -= p.zeros[s];
-        v *= p.scales[s];
+  const i32 chunks = p.ldo / 8;
+  for (i32 row = blockIdx.x; row < p.n; row += gridDim.x) {
+    const u8* codes = p.codes + row * p.row_bytes;
+    u16* out = p.out + static_cast<i64>(row) * p.ldo;
+    const i64 scale_row = static_cast<i64>(row / p.rows_per_scale) * p.scale_cols;
+    for (i32 c = threadIdx.x; c < chunks; c += blockDim.x) {
+      const i64 byte0 = static_cast<i64>(c) * Cfg::kBits;
+      u64 bits = 0;
+#pragma unroll
+      for (int b = 0; b < Cfg::kBits; ++b)  // the row's last chunk may end past its bytes
+        if (byte0 + b < p.row_bytes) bits |= static_cast<u64>(codes[byte0 + b]) << (8 * b);
+      // The scale group of the chunk's current column and the first column of the next one.
+      i32 group = 8 * c / p.cols_per_scale;
+      i64 next_group = static_cast<i64>(group + 1) * p.cols_per_scale;
+      u32 packed[4];
+#pragma unroll
+      for (int e = 0; e < 8; e += 2) {
+        float v[2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const i32 col = 8 * c + e + h;
+          float x = 0.0f;
+          if (col < p.k) {
+            const u32 code =
+                static_cast<u32>(bits >> ((e + h) * Cfg::kBits)) & ((1u << Cfg::kBits) - 1);
+            x = code_value<Cfg>(code);
+            while (col >= next_group) ++group, next_group += p.cols_per_scale;
+            if (p.scales != nullptr) {
+              const i64 s = scale_row + group;
+              if (p.zeros != nullptr) x -= p.zeros[s];
+              x *= p.scales[s];
+            }
+            if (p.global != nullptr) x *= *p.global;
+          }
+          v[h] = x;
+        }
+        packed[e / 2] = pack_half2<Cfg::kOut>(v[0], v[1]);
       }
-      if (p.global != nullptr) v *= *p.global;
+      *reinterpret_cast<uint4*>(out + 8 * c) =
+          make_uint4(packed[0], packed[1], packed[2], packed[3]);
     }
-    p.out[i] = static_cast<u16>(pack_half2<Cfg::kOut>(v, 0.0f));
   }
 }
 

@@ -77,8 +77,8 @@ class QdqLayer final : public PreparedLayer {
                                                             : 1;
     p.cols_per_scale = f.has_group_scales() ? f.group_k : INT32_MAX;
     p.out = reinterpret_cast<u16*>(dense_.ptr());
-    const int64_t total = problem_.n * ldw();
-    const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((total + 255) / 256, 132 * 16));
+    // One block per row at a time (the kernel walks the rows), up to 16 per SM of a large GPU.
+    const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(problem_.n, 132 * 16));
     const CUstream stream = static_cast<CUstream>(args.stream);
     QGEMM_RETURN_IF_ERROR(launch(dequant_, blocks, 1, 1, p, stream));
     return (*gemm)->run(args.a, dense_.get(), args.c, args.bias, nullptr, nullptr,
