@@ -6,7 +6,7 @@ D=${D:-.device/s33}
 t0=$(date +%s)
 for i in 0 1 2; do
   QGEMM_CACHE_DIR=/tmp/qc_suite$i GTEST_TOTAL_SHARDS=3 GTEST_SHARD_INDEX=$i \
-    timeout 500 $D/qgemm_gpu_tests > "$OUT/gpu_suite_shard$i.log" 2>&1 &
+    timeout ${SHARD_TIMEOUT:-500} $D/qgemm_gpu_tests > "$OUT/gpu_suite_shard$i.log" 2>&1 &
 done
 wait
 echo "suite in $(( $(date +%s) - t0 )) s"
