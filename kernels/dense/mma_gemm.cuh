@@ -104,6 +104,7 @@ struct MmaGemm {
   static_assert(!kWgmma || (Cfg::kWarpsN % 4 == 0 && kTN == 1),
                 "wgmma: a warpgroup is 4 warps along N with one 16-row tile each (64 rows)");
   static_assert(!kWs || kWgmma, "warp specialization comes with wgmma");
+  static_assert(!Cfg::kPrescaled || kWs, "prescaled tiles are warp-specialized");
   static_assert(kWarpsK == 1 || (kWs && Cfg::kWarpsN * Cfg::kWarpsM == 4 && kWarpsK == 2),
                 "warps along K: two compute warpgroups of a warp-specialized tile");
   static_assert(!kWgmma || kFM <= 32, "wgmma: at most 256 tokens (32 fragments) per warpgroup");
@@ -231,15 +232,25 @@ struct MmaGemm {
   // copy warpgroup keeps 120 then: its 256-K stages hold more copy sources; codes of more than 4
   // words per lane and unit spill).
   static constexpr int kPartSets =
-      kWs && kGroups && Cfg::kGroupK < kStageK && kGroupsPerStage == 2 && kFM <= 8 &&
-              kWords <= 4 && !kZeroSums
+      kWs && kGroups && !Cfg::kPrescaled && Cfg::kGroupK < kStageK && kGroupsPerStage == 2 &&
+              kFM <= 8 && kWords <= 4 && !kZeroSums
           ? 2
           : 1;
+
+  // NOTE: prescaled tiles (Cfg::kPrescaled, tile part " ps") multiply each decoded weight pair
+  // by its group scale, rounded to bf16 (one more HMUL2 per register), and accumulate straight
+  // into the sums: no partial sums, no flush, and no drain at a stage's end. A stage's last
+  // batch of wgmmas stays in flight while the next stage decodes; the stage's ring slot is
+  // released once the next stage's first batch has been committed and the wait for all but it
+  // has returned. The rounding of w * s to bf16 is the hand-off's (expansion + cuBLAS), within
+  // bf16 output's tolerance and not fp16's (bench/NOTES.md "scaled A", session 12), so these
+  // tiles take bf16 activations and output only.
+  static constexpr bool kPrescaled = Cfg::kPrescaled;
 
   /// Whether the k-step at stage offset k_local ends a scale group whose sums are flushed
   /// right away (one partial set, groups shorter than a stage).
   static constexpr bool ends_group_batch(int k_local) {
-    return kGroups && Cfg::kGroupK < kStageK && kPartSets == 1 && k_local >= 0 &&
+    return kGroups && !kPrescaled && Cfg::kGroupK < kStageK && kPartSets == 1 && k_local >= 0 &&
            (k_local + 16) % Cfg::kGroupK == 0;
   }
   /// Whether the batch of wgmmas (compute_stage_wgmma) ends after the k-step at stage offset
@@ -257,15 +268,26 @@ struct MmaGemm {
   static constexpr bool batch_ends_before(int from, int to) {
     return from < to && (ends_batch(from) || batch_ends_before(from + 16, to));
   }
+  /// Whether a stage runs as two batches or more (a prescaled stage's first batch must not
+  /// reuse the A registers of the previous stage's last, which is still in flight).
+  static constexpr bool stage_has_batches() { return batch_ends_before(0, kStageK - 16); }
+
+  /// The A fragment times the group scales of its rows (g and g + 8 of tile `tile`, group j
+  /// of the stage), rounded to the activation type.
+  static QGEMM_DEVICE FragA scale_a(FragA a, const u8* scales, int tile, int j, int g);
 
   /// compute_stage on wgmma: one m64n(8 kFM)k16 per k-step for the warpgroup, A from this
   /// warp's decoded tile, B the warpgroup's kFM * 8 tokens. Every warp of the warpgroup must call
   /// it (wgmma is warpgroup-collective), also those whose tile lies beyond the weight: their
-  /// codes and scales are zero-filled and their rows never stored.
+  /// codes and scales are zero-filled and their rows never stored. Prescaled tiles return with
+  /// the stage's last batch in flight and call after_first_batch() once the wgmmas of every
+  /// earlier stage have completed.
+  template <class AfterFirstBatch>
   static QGEMM_DEVICE void compute_stage_wgmma(const u8* stage, FragC (&acc)[kTN][kFM],
                                                FragC (&parts)[kPartSets][kTN][kFM],
                                                ZeroSums& sums, bool flush_at_end, int warp_n,
-                                               int warp_m, int lane);
+                                               int warp_m, int lane,
+                                               AfterFirstBatch&& after_first_batch);
 
   // ---- main loops (defined in mma_gemm_loop.cuh) --------------------------------------
 

@@ -91,7 +91,7 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run(const MmaGemmParams& p, u8* smem) {
     const bool flush_at_end = flushes_at_end(w, it);
     if constexpr (kWgmma)
       compute_stage_wgmma(smem + (it % Cfg::kStages) * kStageBytes, acc, part, sums,
-                          flush_at_end, warp_n, warp_m, lane);
+                          flush_at_end, warp_n, warp_m, lane, [] {});
     else if (warp_active)
       compute_stage(smem + (it % Cfg::kStages) * kStageBytes, acc, part[0], sums, flush_at_end,
                     warp_n, warp_m, lane);
@@ -102,6 +102,10 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run(const MmaGemmParams& p, u8* smem) {
 
 template <class Cfg>
 QGEMM_DEVICE void MmaGemm<Cfg>::run_ws(const MmaGemmParams& p, u8* smem) {
+  static_assert(!kPrescaled || (kAct == Elem::kBf16 && Cfg::kOut == Elem::kBf16 && !kZeroSums &&
+                                stage_has_batches()),
+                "prescaled tiles: bf16 activations and output, no float zero points, two "
+                "batches or more per stage");
   u64* full = reinterpret_cast<u64*>(smem + Cfg::kStages * kStageBytes);
   u64* empty = full + Cfg::kStages;
   // NOTE: the warp index broadcast from lane 0 is one the compiler knows to be warp-uniform, so
@@ -176,10 +180,22 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run_ws(const MmaGemmParams& p, u8* smem) {
     // NOTE: the stage came through cp.async (generic proxy); wgmma reads it through the async
     // proxy.
     fence_proxy_async_shared();
+    // A prescaled stage releases this warpgroup's previous stage once its wgmmas are done.
     compute_stage_wgmma(smem + slot * kStageBytes, acc, part, sums, flushes_at_end(w, it), warp_n,
-                        warp_m, lane);
-    __syncwarp();
-    if (lane == 0) mbarrier_arrive(&empty[slot]);
+                        warp_m, lane, [&] {
+                          if (it >= kWarpsK) {
+                            __syncwarp();
+                            if (lane == 0) mbarrier_arrive(&empty[(it - kWarpsK) % Cfg::kStages]);
+                          }
+                        });
+    if constexpr (!kPrescaled) {
+      __syncwarp();
+      if (lane == 0) mbarrier_arrive(&empty[slot]);
+    }
+  }
+  if constexpr (kPrescaled) {
+    wgmma_wait<0>();
+    wgmma_pin(acc[0]);
   }
   finish(p, w, smem, acc, warp_n, warp_m, lane);
 }

@@ -172,10 +172,22 @@ QGEMM_DEVICE void MmaGemm<Cfg>::compute_stage(const u8* stage, FragC (&acc)[kTN]
 }
 
 template <class Cfg>
+QGEMM_DEVICE FragA MmaGemm<Cfg>::scale_a(FragA a, const u8* scales, int tile, int j, int g) {
+  float lo, hi;
+  scale_pair(scales, tile, j, g, lo, hi);
+  const u32 s[2] = {pack_half2<kAct>(lo, lo), pack_half2<kAct>(hi, hi)};
+#pragma unroll
+  for (int r = 0; r < 4; ++r) a.r[r] = hmul2<kAct>(a.r[r], s[r & 1]);  // rows g, g + 8
+  return a;
+}
+
+template <class Cfg>
+template <class AfterFirstBatch>
 QGEMM_DEVICE void MmaGemm<Cfg>::compute_stage_wgmma(const u8* stage, FragC (&acc)[kTN][kFM],
                                                     FragC (&parts)[kPartSets][kTN][kFM],
                                                     ZeroSums& sums, bool flush_at_end, int warp_n,
-                                                    int warp_m, int lane) {
+                                                    int warp_m, int lane,
+                                                    AfterFirstBatch&& after_first_batch) {
   const u8* act = stage + kWeightBytes;
   const u8* scales = act + kActBytes;
   const u8* zeros = scales + kScaleBytes;
@@ -199,14 +211,16 @@ QGEMM_DEVICE void MmaGemm<Cfg>::compute_stage_wgmma(const u8* stage, FragC (&acc
       constexpr int j = (!kGroups || Cfg::kGroupK >= kStageK) ? 0 : k_local / Cfg::kGroupK;
       constexpr bool kFirst = step == 0 || ends_batch(k_local - 16);
       constexpr bool kLast = ends_batch(k_local);
-      FragC(&d)[kFM] = kGroups ? parts[kPartSets == 1 ? 0 : j][0] : acc[0];
+      FragC(&d)[kFM] = kGroups && !kPrescaled ? parts[kPartSets == 1 ? 0 : j][0] : acc[0];
       if constexpr (kFirst) {
         static_for<step, kSteps>([&](auto t_) {
           constexpr int t = decltype(t_)::value;
           constexpr int jt =
               (!kGroups || Cfg::kGroupK >= kStageK) ? 0 : (u * kUnitK + t * 16) / Cfg::kGroupK;
-          if (t == step || !batch_ends_before(u * kUnitK + step * 16, u * kUnitK + t * 16))
+          if (t == step || !batch_ends_before(u * kUnitK + step * 16, u * kUnitK + t * 16)) {
             a[t] = decode_a<t>(words, zeros, warp_n, jt, g);
+            if constexpr (kPrescaled && kGroups) a[t] = scale_a(a[t], scales, warp_n, jt, g);
+          }
         });
         wgmma_fence();
       }
@@ -224,6 +238,7 @@ QGEMM_DEVICE void MmaGemm<Cfg>::compute_stage_wgmma(const u8* stage, FragC (&acc
       if constexpr (kLast) {
         wgmma_commit();
         wgmma_wait<1>();
+        if constexpr (kPrescaled && !batch_ends_before(0, k_local)) after_first_batch();
       }
       // Groups smaller than a stage end at known steps: their sums are read once complete
       // (with a partial set per group, at the end of the stage).
@@ -235,6 +250,8 @@ QGEMM_DEVICE void MmaGemm<Cfg>::compute_stage_wgmma(const u8* stage, FragC (&acc
       }
     });
   });
+  // Prescaled: the last batch stays in flight (run_ws releases the slot a stage later).
+  if constexpr (kPrescaled) return;
   // NOTE: complete before returning: the ring's next cp.async may overwrite this stage.
   wgmma_wait<0>();
   if constexpr (kGroups) {

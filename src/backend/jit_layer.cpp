@@ -116,6 +116,11 @@ Status JitLayer::prepare(int64_t max_tokens) {
     const CudaDriver* d = *cuda_driver();
     QGEMM_CU(d, cuMemsetD8, counters_.ptr(), 0, counters_.bytes());
   }
+  // NOTE: the fills above go on the legacy default stream, which a caller's non-blocking stream
+  // does not wait for: they must be done before prepare() returns, or a first run() could read
+  // the buffers unfilled.
+  const CudaDriver* d = *cuda_driver();
+  QGEMM_CU(d, cuCtxSynchronize);
   return Status();
 }
 

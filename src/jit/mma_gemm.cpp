@@ -105,6 +105,24 @@ Status MmaGemmConfig::validate() const {
   }
   if (warp_specialized && !wgmma)
     return invalid_argument(str(where, ": warp specialization comes with wgmma"));
+  if (prescaled) {
+    if (!warp_specialized)
+      return invalid_argument(str(where, ": prescaled tiles (ps) are warp-specialized (ws)"));
+    if (!(act == DType::bf16() && out == DType::bf16()))
+      return invalid_argument(str(where, ": prescaled tiles round w * s to bf16 and take bf16 ",
+                                  "activations and output only, not ", act.name(), " -> ",
+                                  out.name()));
+    if (float_zero)
+      return invalid_argument(str(where, ": prescaled tiles do not take float zero points"));
+    // The kernel's stage_has_batches(): a stage runs as two wgmma batches or more.
+    const bool batches = units_per_stage >= 2 ||
+                         (stage_k() >= 32 && frags_m > 16) ||
+                         (stage_k() > 64 && group_k > 0 && frags_m > 8);
+    if (!batches)
+      return invalid_argument(str(where, ": prescaled tiles need two wgmma batches per stage ",
+                                  "(two K units or more), not ", units_per_stage, " unit of ",
+                                  unit_k(), " K"));
+  }
   if (warps_k != 1 && !(warps_k == 2 && warp_specialized && warps_n * warps_m == 4))
     return invalid_argument(str(where, ": warps_k=", warps_k,
                                 " is not supported (1, or 2 for a warp-specialized tile of one "
@@ -118,7 +136,7 @@ std::string MmaGemmConfig::tiling() const {
              warp_specialized ? " ws"
              : wgmma          ? " wg"
                               : "",
-             warps_k > 1 ? str(" kw", warps_k) : std::string());
+             warps_k > 1 ? str(" kw", warps_k) : std::string(), prescaled ? " ps" : "");
 }
 
 std::string MmaGemmConfig::to_string() const {
@@ -215,6 +233,9 @@ KernelSpec MmaGemmConfig::spec() const {
           ";\n"
           "  static constexpr bool kWarpSpecialized = ",
           warp_specialized ? "true" : "false",
+          ";\n"
+          "  static constexpr bool kPrescaled = ",
+          prescaled ? "true" : "false",
           ";\n"
           "};\n"
           "template __global__ void qgemm::mma_gemm_kernel<Cfg>(const qgemm::MmaGemmParams);\n");

@@ -40,6 +40,10 @@ struct MmaGemmConfig {
   bool wgmma = false;
   /// With wgmma: one more warpgroup only copies stages, handing them over on mbarriers.
   bool warp_specialized = false;
+  /// Warp-specialized, bf16 activations and output: group scales multiply the decoded weights
+  /// (rounded to bf16) instead of fp32 partial sums, and a stage's last wgmmas stay in flight
+  /// across the stage boundary (MmaGemm::kPrescaled).
+  bool prescaled = false;
   std::string arch = "sm_80";
 
   /// The format part of a config for a layer; tiling left at defaults.
@@ -48,7 +52,7 @@ struct MmaGemmConfig {
   Status validate() const;
   std::string to_string() const;
   /// Tiling only, e.g. "w4x1 t2 f8 u2 s4" (" wg" appended for wgmma, " ws" when also
-  /// warp-specialized, " kw2" for two compute warpgroups along K).
+  /// warp-specialized, " kw2" for two compute warpgroups along K, " ps" when prescaled).
   std::string tiling() const;
   uint64_t hash() const;
   KernelSpec spec() const;

@@ -116,7 +116,7 @@ std::string MmaTile::to_string() const {
              warp_specialized ? " ws"
              : wgmma          ? " wg"
                               : "",
-             warps_k > 1 ? str(" kw", warps_k) : std::string());
+             warps_k > 1 ? str(" kw", warps_k) : std::string(), prescaled ? " ps" : "");
 }
 
 Expected<MmaTile> MmaTile::parse(const std::string& text) {
@@ -130,7 +130,7 @@ Expected<MmaTile> MmaTile::parse(const std::string& text) {
                                 "per warp, 8-token groups per warp, stages, K per stage, "
                                 "CTAs per SM, optional splitsN for N fixed K splits, wg for "
                                 "wgmma or ws for warp-specialized wgmma, kw2 for two compute "
-                                "warpgroups along K)"));
+                                "warpgroups along K, ps for group scales on the weights)"));
   };
   while (in >> part) {
     int a = 0, b = 0;
@@ -139,6 +139,8 @@ Expected<MmaTile> MmaTile::parse(const std::string& text) {
       t.wgmma = true;
     } else if (part == "ws") {
       t.wgmma = t.warp_specialized = true;
+    } else if (part == "ps") {
+      t.prescaled = true;
     } else if (std::sscanf(part.c_str(), "w%dx%d%c", &a, &b, &tail) == 2) {
       t.warps_n = a, t.warps_m = b, seen[0] = true;
     } else if (std::sscanf(part.c_str(), "kw%d%c", &a, &tail) == 1) {
@@ -338,6 +340,7 @@ MmaTile mma_tile_of(const MmaGemmConfig& c) {
   t.stages = c.stages, t.stage_k = c.stage_k();
   t.waves = c.split_waves, t.splits = c.split_count;
   t.wgmma = c.wgmma, t.warp_specialized = c.warp_specialized;
+  t.prescaled = c.prescaled;
   return t;
 }
 
@@ -355,6 +358,7 @@ Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& wei
   c.arch = device.arch();
   c.wgmma = t.wgmma;
   c.warp_specialized = t.warp_specialized;
+  c.prescaled = t.prescaled;
   c.warps_n = t.warps_n;
   c.warps_m = t.warps_m;
   c.warps_k = t.warps_k;
@@ -367,7 +371,9 @@ Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& wei
   // Groups smaller than a unit (g16, g32 under the 64-K unit of 4-bit codes) flush their fp32
   // partial sums several times per unit: with 8 token groups per warp, two units per stage
   // keep too many sums and scales live (e2m1/g32 spilled at 255 registers, `qgemm jit check`).
-  if (c.group_k > 0 && c.group_k < c.unit_k() && c.frags_m >= 8) c.units_per_stage = 1;
+  // Prescaled tiles keep no partial sums.
+  if (!c.prescaled && c.group_k > 0 && c.group_k < c.unit_k() && c.frags_m >= 8)
+    c.units_per_stage = 1;
   // NOTE: decode tiles (16 tokens or fewer) are latency-bound: several CTAs per SM hide the
   // decode's dependency chains. Wide codes make long stages (8-bit: 120 KB for six 256-K
   // stages, one CTA per SM), so their stages get shorter until three CTAs fit (H200, int8/channel
@@ -394,7 +400,7 @@ Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& wei
   // (bench/NOTES.md, session 14): int8/channel 107.9 -> 68.8 us, int2/g128 79.5 -> 58.2.
   if (c.wgmma && c.frags_m > 8 &&
       (words > (c.warp_specialized ? 12 : 4) || (c.warp_specialized && c.unit_k() > 128) ||
-       (c.group_k > 0 && c.group_k < c.unit_k()) || c.float_zero))
+       (!c.prescaled && c.group_k > 0 && c.group_k < c.unit_k()) || c.float_zero))
     c.frags_m = 8;
   // NOTE: float zero points add a sum accumulator (kZeroSums in mma_gemm.cuh): with the 28-word
   // units of 7-bit codes, 32 tokens per warpgroup spilled and serialized the wgmmas (`qgemm jit
@@ -423,7 +429,7 @@ Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& wei
   // groups. `qgemm tune` on the H200, 8192^2, f8 s6 k128 -> s3 k256 (bench/NOTES.md "partial
   // sets"): int4/g128 M = 64 27.99 -> 27.37 us, M = 128 44.67 -> 43.37; uint4/g128/zp M = 64
   // 31.21 -> 29.66.
-  if (c.warp_specialized && c.frags_m <= 8 && words <= 4 && !c.float_zero &&
+  if (c.warp_specialized && !c.prescaled && c.frags_m <= 8 && words <= 4 && !c.float_zero &&
       c.group_k == c.stage_k() && c.stages % 2 == 0)
     c.units_per_stage *= 2, c.stages /= 2;
   // The kernels' static shared memory (the split-K fix-up's flag, 128 bytes in `qgemm jit
@@ -493,6 +499,35 @@ bool long_16_token_tile_fits_as_well(const MmaGemmConfig& long_tile,
   return 3 * waves(long_tile, 16, long_registers) >= 1.0 &&
          std::ceil(waves(long_tile, 32, long_registers)) <=
              std::ceil(waves(short_tile, 32, short_registers));
+}
+
+// NOTE: prescaled ws tiles (tile part " ps": group scales multiply the decoded weights in bf16,
+// no partial sums, no flush, no drain at a stage's end; bf16 activations and output only) on
+// the 128-token tile wherever they apply, and on the 64-token one for groups under 64, where
+// main's tile flushes more than twice per 128-K stage (its two partial sets cover g64 and g128,
+// and win there). `qgemm tune` on the H200, 8192^2, plain launches, main / ps (bench/NOTES.md
+// "prescaled ws tiles", session 34): 128-token tile at M = 256 int4/g128 55.09 / 55.14 us,
+// uint4/g128/zp 62.05 / 56.73, uint4/g64/zp 72.40 / 57.12, int4/channel 52.25 / 50.81,
+// int8/channel 65.00 / 64.46, int8/g128 70.85 / 68.11, int2/g128 50.44 / 49.91, fp8 blocks
+// 64.98 / 64.40, mxfp4 115.51 / 58.38 and nvfp4 167.75 / 59.75 (on 128 tokens instead of 64:
+// without partial sums their short groups fit); 64-token tile at M = 64 mxfp4 34.32 / 26.76
+// but uint4/g128/zp 22.39 / 24.85 and int4/channel 22.28 / 22.46.
+bool prescale_pays(const MmaTile& tile, const WeightFormat& weight) {
+  return tile.warp_specialized &&
+         (tile.frags_m > 8 || (weight.has_group_scales() && weight.group_k < 64));
+}
+
+// NOTE: the 64-token ws tile runs 65..128 tokens as two token tiles, each reading the whole
+// weight; where the 128-token tile's grid fills 3/8 of the SMs or more it reads it once and is
+// faster. `qgemm tune` on the H200, plain launches, 64-token / 128-token tile (bench/NOTES.md
+// "medium bucket up to 64 tokens", session 34): int4/g128 8192^2 M = 72 36.02 / 29.76 us
+// (ps), M = 112 35.94 / 30.81, M = 128 35.96 / 31.11; 28672 x 8192 M = 96 128.37 / 106.37;
+// int8/channel 8192^2 M = 96 50.94 / 35.50; but 4096^2 (32 CTAs of 128 rows) M = 72 13.14 /
+// 14.56 and M = 128 13.21 / 16.48. Whether 6144 rows (48 CTAs) would gain is not measured.
+int64_t medium_bucket_max_m(int64_t n, const DeviceInfo& device) {
+  const MmaTile large = bucket_tile(std::size(kHopperBuckets) - 1, device);
+  const int64_t large_ctas = (n + 16 * large.warps_n - 1) / (16 * large.warps_n);
+  return large_ctas * 8 >= int64_t(device.multiprocessors) * 3 ? kSmallNMaxM : 128;
 }
 
 }  // namespace
@@ -576,14 +611,21 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
     if (tile.warp_specialized && weight.zero_point == ZeroPointKind::kFloat &&
         mma_layout::unit_words(weight.type.bits) > 12)
       tile = kWideFloatZeroTile;
+    if (prescale_pays(tile, weight)) {
+      MmaTile prescaled = tile;
+      prescaled.prescaled = true;
+      if (mma_config_for(prescaled, weight, act, out, device).ok()) tile = prescaled;
+    }
     auto c = mma_config_for(tile, weight, act, out, device);
     if (!c) return c.status();
+    const int64_t max_m = device.arch() == "sm_90a" && bucket(i, device).max_m == 128
+                              ? medium_bucket_max_m(n, device)
+                              : bucket(i, device).max_m;
     if (c->warp_specialized && !plan.empty() && plan.back().max_m < kSmallNMaxM &&
-        bucket(i, device).max_m > kSmallNMaxM &&
-        (n + c->block_n() - 1) / c->block_n() * 4 <= device.multiprocessors)
+        max_m > kSmallNMaxM && (n + c->block_n() - 1) / c->block_n() * 4 <= device.multiprocessors)
       if (auto small_n = mma_config_for(kSmallNTile, weight, act, out, device))
         plan.push_back({kSmallNMaxM, *small_n});
-    plan.push_back({bucket(i, device).max_m, *c});
+    plan.push_back({max_m, *c});
   }
   return plan;
 }

@@ -83,6 +83,8 @@ TEST(LinearGpu, RunUnderGraphCaptureNeverCompiles) {
   EXPECT_NE(s.message().find("prepare"), std::string::npos) << s.message();
 
   ASSERT_EQ(d->cuMemsetD8(d_c->ptr(), 0xff, m * n * 2), CUDA_SUCCESS);
+  // The poison goes on the legacy stream, which `stream` (non-blocking) does not wait for.
+  ASSERT_EQ(d->cuCtxSynchronize(), CUDA_SUCCESS);
   CUgraph graph;
   ASSERT_EQ(d->cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
   Status captured = layer->run(args);

@@ -114,6 +114,8 @@ void run_layer(const LayerCase& lc, LinearOptions options, int64_t m, size_t off
   ASSERT_EQ(d->cuMemsetD8(d_c->ptr(), 0xff, out_bytes), CUDA_SUCCESS);
   // The workspace holds garbage (NaN bits), as a caller's scratch would.
   ASSERT_EQ(d->cuMemsetD8(d_w->ptr(), 0xff, d_w->bytes()), CUDA_SUCCESS);
+  // The copy and fills go on the legacy stream, which a non-blocking stream does not wait for.
+  ASSERT_EQ(d->cuCtxSynchronize(), CUDA_SUCCESS);
   CUstream stream;
   ASSERT_EQ(d->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
   const LinearArgs args =
@@ -273,6 +275,9 @@ TEST(TunedPlanGpu, SixteenTokenSplitsLeaveTheirMarkedPartialsReadyForTheNextLaun
       ASSERT_TRUE(a.ok());
       ASSERT_EQ(d->cuMemcpyHtoD(d_a->ptr(), a->data.data(), a->data.size()), CUDA_SUCCESS);
       ASSERT_EQ(d->cuMemsetD8(d_c->ptr(), 0xff, d_c->bytes()), CUDA_SUCCESS);
+      // The copy and the poison go on the legacy stream, which `stream` (non-blocking) does not
+      // wait for.
+      ASSERT_EQ(d->cuCtxSynchronize(), CUDA_SUCCESS);
       launch();
       ASSERT_EQ(d->cuStreamSynchronize(stream), CUDA_SUCCESS);
       expect_output_matches(lc, o.act.type, *a, *w, *d_c, m, seed);
@@ -327,6 +332,9 @@ TEST(TunedPlanGpu, BackToBackSixteenTokenCallsKeepTheirPartialsApart) {
     }
     auto d_w = DeviceBuffer::allocate(std::max<size_t>(layer->workspace_bytes(kM), 1));
     ASSERT_TRUE(d_w.ok());
+    // The copies and fills went on the legacy stream, which `stream` (non-blocking) does not
+    // wait for.
+    ASSERT_EQ(d->cuCtxSynchronize(), CUDA_SUCCESS);
     CUstream stream;
     ASSERT_EQ(d->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
     for (int i = 0; i < kCalls; ++i) {  // no synchronization between the calls

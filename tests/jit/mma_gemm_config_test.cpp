@@ -129,6 +129,7 @@ TEST(MmaGemmConfig, HashIsEqualForEqualConfigsAndDiffersForEveryField) {
       [](MmaGemmConfig& c) { c.stages = 3; },
       [](MmaGemmConfig& c) { c.arch = "sm_90a"; },
       [](MmaGemmConfig& c) { c.wgmma = true; },
+      [](MmaGemmConfig& c) { c.prescaled = true; },
   };
   std::set<uint64_t> hashes = {base.hash()};
   for (size_t i = 0; i < changes.size(); ++i) {
@@ -229,6 +230,24 @@ TEST(MmaGemmConfig, ValidateNamesTheConfigAndTheProblem) {
          c.frags_m = 33;
        },
        "frags_m=33 is more than 32"},
+      {[](MmaGemmConfig& c) { c.prescaled = true; },
+       "prescaled tiles (ps) are warp-specialized (ws)"},
+      {[](MmaGemmConfig& c) {
+         c.wgmma = c.warp_specialized = c.prescaled = true;
+         c.arch = "sm_90a";
+         c.warps_n = 8;
+         c.out = DType::fp32();
+       },
+       "take bf16 activations and output only, not bf16 -> fp32"},
+      {[](MmaGemmConfig& c) {
+         c.wgmma = c.warp_specialized = c.prescaled = true;
+         c.arch = "sm_90a";
+         c.warps_n = 8;
+         c.frags_m = 8;
+         c.units_per_stage = 1;
+       },
+       "prescaled tiles need two wgmma batches per stage (two K units or more), not 1 unit of 64 "
+       "K"},
   };
   for (const Case& t : cases) {
     MmaGemmConfig c = config_for("int4/g128/bf16");

@@ -73,8 +73,15 @@ void expect_sane_plan(const std::vector<MmaPlanEntry>& plan, int64_t n, int64_t 
     format_only.split_waves = c.split_waves;
     format_only.wgmma = c.wgmma;
     format_only.warp_specialized = c.warp_specialized;
+    format_only.prescaled = c.prescaled;
     format_only.arch = c.arch;
     EXPECT_EQ(format_only, c) << at;
+    // Prescaled tiles round w * s to bf16: bf16 in and out only.
+    if (c.prescaled) {
+      EXPECT_TRUE(c.warp_specialized && c.act == DType::bf16() && c.out == DType::bf16() &&
+                  !c.float_zero)
+          << at;
+    }
     // wgmma tiles only for sm_90a; there the medium and large buckets are warp-specialized.
     EXPECT_EQ(c.arch == "sm_90a" && plan[i].max_m > 32 && !wide_float_zero, c.warp_specialized)
         << at;
@@ -337,6 +344,44 @@ TEST(MmaPlan, Hopper16TokenTileTakesLongStagesWhereTheyFitAsWell) {
 // Hopper's 33..128 tile: a 128-K stage of exactly one scale group (g128, codes of at most 4 words,
 // no float zero points) becomes a 256-K stage of two groups in half the stages (partial sums per
 // group in the kernel); other group sizes, wider codes and float zero points keep 128-K stages.
+// Hopper's 128-token ws tile multiplies group scales into the weights (" ps") wherever the
+// layer takes bf16 in and out; the 64-token one only for groups under 64 (its two partial sets
+// win for g64 and g128). The medium bucket ends at 64 tokens where the 128-token tile's grid
+// fills 3/8 of the SMs (8192 rows: 64 CTAs), else at 128 (4096 rows: 32).
+TEST(MmaPlan, HopperWsTilesPrescaleWhereItPaysAndTheMediumBucketEndsBy64) {
+  const DeviceInfo h200 = *device_preset("h200");
+  const auto plan = [&](const char* weight, int64_t n, DType act, DType out) {
+    auto p = plan_mma_gemm(n, 8192, *WeightFormat::parse(weight), act, out, h200);
+    EXPECT_TRUE(p.ok()) << weight;
+    return p.ok() ? *p : std::vector<MmaPlanEntry>{};
+  };
+  const DType bf16 = DType::bf16(), fp16 = DType::fp16();
+  auto p = plan("int4/g128/bf16", 8192, bf16, bf16);
+  ASSERT_EQ(p.size(), 4u);
+  EXPECT_EQ(p[2].max_m, 64);
+  EXPECT_FALSE(p[2].config.prescaled) << p[2].config.to_string();
+  EXPECT_TRUE(p[3].config.prescaled) << p[3].config.to_string();
+  EXPECT_EQ(p[3].config.frags_m, 16);
+  EXPECT_EQ(entry_for(p, 100).config.frags_m, 16);
+  p = plan("int4/g128/bf16", 4096, bf16, bf16);
+  EXPECT_EQ(entry_for(p, 100).config.frags_m, 8) << "4096 rows: 100 tokens on the 64-token tile";
+  EXPECT_EQ(entry_for(p, 128).config.frags_m, 8);
+  EXPECT_EQ(entry_for(p, 129).config.frags_m, 16);
+  p = plan("e2m1/g32/ue8m0", 8192, bf16, bf16);
+  EXPECT_TRUE(p[2].config.prescaled) << p[2].config.to_string();
+  EXPECT_TRUE(p[3].config.prescaled) << p[3].config.to_string();
+  EXPECT_EQ(p[3].config.frags_m, 16) << "no partial sums: short groups fit 128 tokens";
+  for (const auto& [act, out] : {std::pair{fp16, fp16}, std::pair{bf16, fp16}}) {
+    p = plan("e2m1/g32/ue8m0", 8192, act, out);
+    for (const MmaPlanEntry& e : p) {
+      EXPECT_FALSE(e.config.prescaled) << e.config.to_string();
+    }
+  }
+  for (const MmaPlanEntry& e : plan("uint4/g64/bf16/zp_bf16", 8192, bf16, bf16)) {
+    EXPECT_FALSE(e.config.prescaled) << "float zero points: " << e.config.to_string();
+  }
+}
+
 TEST(MmaPlan, HopperWsStagesOfOneGroupBecomeTwoGroups) {
   const DeviceInfo d = *device_preset("h200");
   struct Case {

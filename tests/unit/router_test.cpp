@@ -199,8 +199,8 @@ TEST(JitKernelPlan, KernelsPerLayerAndTheCublasHandoff) {
   EXPECT_EQ(distinct_kernels(all), 5u);
   EXPECT_EQ(all.back().family, "mma_dequant");
   EXPECT_EQ(ranges[1], "9-32");
-  EXPECT_EQ(ranges[2], "33-128");
-  EXPECT_EQ(ranges[3], "129-512");
+  EXPECT_EQ(ranges[2], "33-64");
+  EXPECT_EQ(ranges[3], "65-512");
   EXPECT_EQ(ranges[4], "513+ (then cuBLASLt)");
   EXPECT_TRUE(plan->bucket_for(513).expand);
   EXPECT_FALSE(plan->bucket_for(512).expand);
@@ -237,7 +237,7 @@ TEST(JitKernelPlan, KernelsPerLayerAndTheCublasHandoff) {
       plan_jit_kernels(8192, 8192, w, DType::bf16(), DType::fp16(), h200, true, kNoTuningTable);
   ASSERT_TRUE(mixed.ok());
   auto mixed_kernels = mixed->kernels(16384, &ranges);
-  EXPECT_EQ(ranges.back(), "129+");
+  EXPECT_EQ(ranges.back(), "65+");
   EXPECT_NE(mixed_kernels.back().family, "mma_dequant");
   EXPECT_FALSE(mixed->bucket_for(16384).expand);
   // Without cuBLASLt likewise.

@@ -108,6 +108,25 @@ TEST(MmaTile, TextRoundTripAndErrors) {
     }
   }
   EXPECT_FALSE(MmaTile::parse("w4x1 t1 f8 s6 k128 ws kw3").ok());
+  // Group scales on the weights (" ps"): warp-specialized tiles with bf16 in and out only.
+  auto ps = MmaTile::parse("w8x1 t1 f16 s5 k128 waves1 ws ps");
+  ASSERT_TRUE(ps.ok()) << ps.status().to_string();
+  EXPECT_TRUE(ps->prescaled);
+  EXPECT_EQ(ps->to_string(), "w8x1 t1 f16 s5 k128 waves1 ws ps");
+  auto ps_config = mma_config_for(*ps, f, DType::bf16(), DType::bf16(), *device_preset("h200"));
+  ASSERT_TRUE(ps_config.ok()) << ps_config.status().to_string();
+  EXPECT_TRUE(ps_config->prescaled);
+  EXPECT_EQ(mma_tile_of(*ps_config), *ps);
+  auto ps_fp16 = mma_config_for(*ps, f, DType::bf16(), DType::fp16(), *device_preset("h200"));
+  ASSERT_FALSE(ps_fp16.ok());
+  EXPECT_NE(ps_fp16.status().message().find("bf16 activations and output only, not bf16 -> fp16"),
+            std::string::npos)
+      << ps_fp16.status().to_string();
+  auto ps_wg = mma_config_for(*MmaTile::parse("w4x1 t1 f8 s4 k128 wg ps"), f, DType::bf16(),
+                              DType::bf16(), *device_preset("h200"));
+  ASSERT_FALSE(ps_wg.ok());
+  EXPECT_NE(ps_wg.status().message().find("prescaled tiles (ps) are warp-specialized (ws)"),
+            std::string::npos);
   for (const char* bad : {"w4x1 t1 f1 s4 k256 splits0", "w4x1 t1 f1 s4 k256 splits17"}) {
     auto r = MmaTile::parse(bad);
     EXPECT_FALSE(r.ok()) << bad;

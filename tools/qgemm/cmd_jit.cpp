@@ -144,6 +144,14 @@ void add_check_specs(const std::string& arch, SpecSet& set, std::vector<std::str
         else
           set.add(c->spec(), "tune candidate");
       }
+    // Prescaled ws tiles, where the format allows them (bf16 in and out, no float zero points,
+    // two batches per stage).
+    if (arch == "sm_90a")
+      for (const char* tile : {"w8x1 t1 f8 s6 k128 ws ps", "w8x1 t1 f16 s5 k128 ws ps"}) {
+        auto c = mma_config_for(*MmaTile::parse(tile), weight, *parse_dtype(f.act),
+                                *parse_dtype(f.out), device);
+        if (c) set.add(c->spec(), "tune candidate");
+      }
   }
   for (const char* w : kCheckDequant)
     set.add(DequantizeConfig{*WeightFormat::parse(w), DType::bf16(), arch}.spec());
