@@ -289,6 +289,25 @@ struct MmaGemm {
                                                int warp_m, int lane,
                                                AfterFirstBatch&& after_first_batch);
 
+  // NOTE: prescaled tiles of more than 128 tokens per warpgroup decode a whole stage (64 K) and
+  // issue its wgmmas as one batch, which stays in flight while the next stage decodes: the loop
+  // runs two stages per iteration, so consecutive stages hold their A fragments in different
+  // registers (two sets of 16 next to 128 sums). Batches of one k-step, as the other tiles of
+  // more than 128 tokens take, got every wgmma serialized (C7513) and spilled. H200, int4/g128
+  // 8192^2, `qgemm tune` (bench/NOTES.md "256-token prescaled tiles", session 35): M = 1024
+  // 188.4 us against 236.6 (128 tokens) and the hand-off's 215.8. The 128-token tiles keep
+  // their batch per unit: one batch per stage measured the same there (M = 256 54.3 / 54.5).
+  static constexpr bool kPsStageBatch = kPrescaled && kFM > 16;
+  static_assert(!kPsStageBatch || kStageK == 64,
+                "prescaled tiles of more than 128 tokens take stages of 64 K");
+
+  /// The prescaled stage as one batch of wgmmas; release_previous() runs once every earlier
+  /// stage's wgmmas have completed.
+  template <class ReleasePrevious>
+  static QGEMM_DEVICE void compute_stage_prescaled(const u8* stage, FragC (&acc)[kTN][kFM],
+                                                   int warp_n, int warp_m, int lane,
+                                                   ReleasePrevious&& release_previous);
+
   // ---- main loops (defined in mma_gemm_loop.cuh) --------------------------------------
 
   /// This CTA's tile origin and K range: balanced split-K, split sizes differ by at most one

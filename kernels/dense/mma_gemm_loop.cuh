@@ -174,23 +174,46 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run_ws(const MmaGemmParams& p, u8* smem) {
   if constexpr (kZeroSums)
     for (FragC& f : sums.f)
       for (float& v : f.r) v = 0.0f;
-  for (int it = warp_k; it < w.iters; it += kWarpsK) {
-    const int slot = it % Cfg::kStages;
-    mbarrier_wait(&full[slot], (it / Cfg::kStages) & 1);
-    // NOTE: the stage came through cp.async (generic proxy); wgmma reads it through the async
-    // proxy.
-    fence_proxy_async_shared();
-    // A prescaled stage releases this warpgroup's previous stage once its wgmmas are done.
-    compute_stage_wgmma(smem + slot * kStageBytes, acc, part, sums, flushes_at_end(w, it), warp_n,
-                        warp_m, lane, [&] {
-                          if (it >= kWarpsK) {
-                            __syncwarp();
-                            if (lane == 0) mbarrier_arrive(&empty[(it - kWarpsK) % Cfg::kStages]);
-                          }
-                        });
-    if constexpr (!kPrescaled) {
-      __syncwarp();
-      if (lane == 0) mbarrier_arrive(&empty[slot]);
+  if constexpr (kPsStageBatch) {
+    // Two stages per iteration, each with its own A registers (kPsStageBatch). An odd last
+    // stage runs after the loop: skipped inside it, ptxas would see a path on which a decode
+    // rewrites registers that wgmmas in flight still read, and serialize them all.
+    auto run_stage = [&](int it) {
+      const int slot = it % Cfg::kStages;
+      mbarrier_wait(&full[slot], (it / Cfg::kStages) & 1);
+      fence_proxy_async_shared();  // cp.async wrote the stage, wgmma reads it (below)
+      compute_stage_prescaled(smem + slot * kStageBytes, acc, warp_n, warp_m, lane, [&] {
+        if (it >= kWarpsK) {
+          __syncwarp();
+          if (lane == 0) mbarrier_arrive(&empty[(it - kWarpsK) % Cfg::kStages]);
+        }
+      });
+    };
+    int it = warp_k;
+    for (; it + kWarpsK < w.iters; it += 2 * kWarpsK) {
+      run_stage(it);
+      run_stage(it + kWarpsK);
+    }
+    if (it < w.iters) run_stage(it);
+  } else {
+    for (int it = warp_k; it < w.iters; it += kWarpsK) {
+      const int slot = it % Cfg::kStages;
+      mbarrier_wait(&full[slot], (it / Cfg::kStages) & 1);
+      // NOTE: the stage came through cp.async (generic proxy); wgmma reads it through the async
+      // proxy.
+      fence_proxy_async_shared();
+      // A prescaled stage releases this warpgroup's previous stage once its wgmmas are done.
+      compute_stage_wgmma(smem + slot * kStageBytes, acc, part, sums, flushes_at_end(w, it), warp_n,
+                          warp_m, lane, [&] {
+                            if (it >= kWarpsK) {
+                              __syncwarp();
+                              if (lane == 0) mbarrier_arrive(&empty[(it - kWarpsK) % Cfg::kStages]);
+                            }
+                          });
+      if constexpr (!kPrescaled) {
+        __syncwarp();
+        if (lane == 0) mbarrier_arrive(&empty[slot]);
+      }
     }
   }
   if constexpr (kPrescaled) {

@@ -269,4 +269,44 @@ QGEMM_DEVICE void MmaGemm<Cfg>::compute_stage_wgmma(const u8* stage, FragC (&acc
     if (flush_at_end) flush(acc, parts[0], sums, scales, zeros, 0, warp_n, g);
 }
 
+template <class Cfg>
+template <class ReleasePrevious>
+QGEMM_DEVICE void MmaGemm<Cfg>::compute_stage_prescaled(const u8* stage, FragC (&acc)[kTN][kFM],
+                                                        int warp_n, int warp_m, int lane,
+                                                        ReleasePrevious&& release_previous) {
+  const u8* act = stage + kWeightBytes;
+  const u8* scales = act + kActBytes;
+  const u8* zeros = scales + kScaleBytes;
+  const int g = lane / 4;
+  const u64 b_desc = wgmma_desc_sw128(smem_addr(act) + warp_m * kFM * 1024);
+  FragA a[kUnits][kSteps];
+  static_for<0, kUnits>([&](auto u_) {
+    constexpr int u = decltype(u_)::value;
+    u32 words[kWords];
+    load_unit_words<kBits>(stage + (warp_n * kUnits + u) * kUnitBytes + lane * 16, words);
+    static_for<0, kSteps>([&](auto t_) {
+      constexpr int t = decltype(t_)::value;
+      constexpr int j =
+          (!kGroups || Cfg::kGroupK >= kStageK) ? 0 : (u * kUnitK + t * 16) / Cfg::kGroupK;
+      a[u][t] = decode_a<t>(words, zeros, warp_n, j, g);
+      if constexpr (kGroups) a[u][t] = scale_a(a[u][t], scales, warp_n, j, g);
+    });
+  });
+  wgmma_fence();
+  static_for<0, kUnits>([&](auto u_) {
+    constexpr int u = decltype(u_)::value;
+    static_for<0, kSteps>([&](auto t_) {
+      constexpr int t = decltype(t_)::value;
+      constexpr int k_local = u * kUnitK + t * 16;
+      constexpr int kOffset = (k_local / 64) * kSlabBytes + (k_local % 64) * 2;
+      wgmma_pin(a[u][t]);
+      wgmma_pin(acc[0]);
+      wgmma_rs<kAct>(acc[0], a[u][t], b_desc + (kOffset >> 4));
+    });
+  });
+  wgmma_commit();
+  wgmma_wait<1>();
+  release_previous();
+}
+
 }  // namespace qgemm

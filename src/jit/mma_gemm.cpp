@@ -114,6 +114,12 @@ Status MmaGemmConfig::validate() const {
                                   out.name()));
     if (float_zero)
       return invalid_argument(str(where, ": prescaled tiles do not take float zero points"));
+    // The kernel's kPsStageBatch: more than 128 tokens per warpgroup hold two stages' A
+    // fragments next to 128 sums, which fits with stages of 64 K.
+    if (frags_m > 16 && stage_k() != 64)
+      return invalid_argument(str(where, ": prescaled tiles of more than 128 tokens per warpgroup ",
+                                  "take stages of 64 K (one 64-K unit: 4- and 8-bit codes), not ",
+                                  stage_k()));
     // The kernel's stage_has_batches(): a stage runs as two wgmma batches or more.
     const bool batches = units_per_stage >= 2 ||
                          (stage_k() >= 32 && frags_m > 16) ||

@@ -59,6 +59,23 @@ constexpr int64_t kSmallNMaxM = 64;
 // Shared memory the kernels declare statically, on top of their ring (a bound, not a count).
 constexpr int64_t kStaticSmemBytes = 256;
 const MmaTile kSmallNTile = {4, 1, 1, 8, 6, 128, 1, true, true, 0, 2};
+// NOTE: the 256-token prescaled tile (two warpgroups of 64 rows x 256 tokens, a batch of
+// wgmmas per 64-K stage; kPsStageBatch in dense/mma_gemm.cuh) decodes each weight once per 256
+// tokens instead of 128: 12-20% faster than the 128-token tile per token. It takes codes in
+// 64-K units (4 and 8 bits) with bf16 in and out. `qgemm tune` on the H200, plain launches,
+// 128-token ps tile / 256-token (bench/NOTES.md "256-token prescaled tiles", session 35):
+// int4/g128 8192^2 M = 512 108.3 / 94.4 us, M = 1024 236.6-243.4 / 188.4-188.9 (hand-off
+// 213.2-215.8), M = 2048 495.9-505.3 / 413.8-448.9 (hand-off 429.5-433.1), M = 3072 766.8 /
+// 680.1 (hand-off 634.7), M = 4096 1003 / 872-911 (hand-off 820-844); int8/channel M = 1024
+// 259.0 / 205.0 (hand-off 223.1), uint4/g128/zp 219.8 / 199.1, fp8 blocks 252.8 / 205.2. At
+// 129-256 tokens it runs as two K splits summed in a cluster: M = 160 / 192 / 256 53.8 / 53.3 /
+// 55.4 against 49.1 / 50.1 / 53.6, int8/channel M = 256 64.8 / 57.7, mxfp4 58.5 / 55.1; but
+// where its grid is small it loses (4096^2 M = 256 18.6 / 26.1). At 257-384 tokens the 128-token
+// tile's three token tiles beat its two (M = 320 85.0-85.5 / 89.9-90.4, M = 384 86.8-87.0 /
+// 91.1-91.2, 8200 x 8320 M = 300 86.0 / 91.7).
+const MmaTile kWideTokenTile = {8, 1, 1, 32, 6, 64, 1, true, true, 0, 1, true};
+constexpr int64_t kWideTokenSplitMaxM = 256;     // one token tile, two K splits
+constexpr int64_t kNarrowTokenBetweenMaxM = 384;  // then three 128-token tiles
 // The 128-thread wgmma tile that float zero points with 5- and 7-bit codes take instead of the
 // ws tiles (plan_mma_gemm says why).
 const MmaTile kWideFloatZeroTile = {4, 2, 1, 4, 4, 128, 1, true, false};
@@ -530,6 +547,22 @@ int64_t medium_bucket_max_m(int64_t n, const DeviceInfo& device) {
   return large_ctas * 8 >= int64_t(device.multiprocessors) * 3 ? kSmallNMaxM : 128;
 }
 
+// The 256-token prescaled tile for this layer, where it applies (kWideTokenTile).
+Expected<MmaGemmConfig> wide_token_config(const WeightFormat& weight, DType act, DType out,
+                                          const DeviceInfo& device) {
+  if (device.arch() != "sm_90a") return unsupported("the 256-token tile is Hopper's (sm_90a)");
+  auto c = mma_config_for(kWideTokenTile, weight, act, out, device);
+  if (c.ok() && c->frags_m != kWideTokenTile.frags_m)
+    return unsupported("the format does not fit 256 tokens per warpgroup");
+  return c;
+}
+
+// Whether the 256-token tile's grid at one token tile in two K splits fills 3/4 of the SMs.
+bool wide_token_splits_fill(int64_t n, const DeviceInfo& device) {
+  const int64_t ctas = (n + 16 * kWideTokenTile.warps_n - 1) / (16 * kWideTokenTile.warps_n);
+  return ctas * 2 * 4 >= int64_t(device.multiprocessors) * 3;
+}
+
 }  // namespace
 
 Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const WeightFormat& weight,
@@ -627,6 +660,21 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
         plan.push_back({kSmallNMaxM, *small_n});
     plan.push_back({max_m, *c});
   }
+  // The 256-token tile above 384 tokens, and at 129-256 where its split grid fills the GPU.
+  if (auto wide = wide_token_config(weight, act, out, device); wide.ok()) {
+    const MmaPlanEntry narrow = plan.back();
+    plan.pop_back();
+    const int64_t before = plan.empty() ? 0 : plan.back().max_m;
+    const auto add = [&](int64_t max_m, const MmaGemmConfig& c) {
+      if (max_m > (plan.empty() ? before : plan.back().max_m)) plan.push_back({max_m, c});
+    };
+    if (wide_token_splits_fill(n, device)) {
+      add(128, narrow.config);
+      add(kWideTokenSplitMaxM, *wide);
+    }
+    add(kNarrowTokenBetweenMaxM, narrow.config);
+    add(INT64_MAX, *wide);
+  }
   return plan;
 }
 
@@ -663,6 +711,10 @@ int64_t mma_handoff_m(const DeviceInfo& device, const WeightFormat& weight, DTyp
   if (weight.zero_point == ZeroPointKind::kFloat && words <= 8 && large.ok() &&
       large->warp_specialized && large->stage_k() < 128)
     return 193;
+  // NOTE: the 256-token prescaled tile (kWideTokenTile) beats the hand-off up to 2048 tokens
+  // with 4-bit codes and ties there; measured with 8-bit codes at 1024 only (int8/channel 205.0
+  // against 223.1 us, fp8 blocks 205.2 / 222.8; at 4096 953.7 / 846.0, 955.2 / 813.1).
+  if (wide_token_config(weight, act, out, device).ok()) return words == 8 ? 1025 : 2049;
   if (words > 12) return 129;
   if (words == 8 && weight.has_group_scales()) return 385;
   if (words <= 8) return 513;

@@ -32,7 +32,8 @@ struct Tile {
   bool prescaled = false;  // group scales on the weights (bf16 in and out only)
 };
 // 256-K warp-specialized stages, where two scale groups per stage (g128) get a partial set
-// each; a 64-row ws tile with two compute warpgroups along K; and prescaled ws tiles.
+// each; a 64-row ws tile with two compute warpgroups along K; and prescaled ws tiles, the
+// 256-token one with a batch of wgmmas per 64-K stage.
 const Tile kTiles[] = {{1, 1},
                        {2, 2},
                        {8, 1},
@@ -43,7 +44,8 @@ const Tile kTiles[] = {{1, 1},
                        {8, 1, 4, true, 128, 2},
                        {8, 1, 8, true, 128, 1, true},
                        {16, 1, 8, true, 128, 1, true},
-                       {8, 1, 4, true, 128, 2, true}};
+                       {8, 1, 4, true, 128, 2, true},
+                       {32, 1, 8, true, 64, 1, true}};
 const int64_t kTokens[] = {1, 7, 64, 118, 1000};
 const char* const kWeightSpecs[] = {
     "int4/g128/bf16", "uint4/g128/fp16/zp",     "int8/channel/bf16",    "e2m1/g32/ue8m0",

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cstdint>
 #include <functional>
 #include <set>
@@ -50,7 +52,19 @@ void expect_sane_plan(const std::vector<MmaPlanEntry>& plan, int64_t n, int64_t 
   const bool wide_float_zero =
       f.zero_point == ZeroPointKind::kFloat && mma_layout::unit_words(f.type.bits) > 12;
   const bool small_n = d.sm() == 90 && (n + 127) / 128 * 4 <= d.multiprocessors && !wide_float_zero;
-  ASSERT_EQ(d.sm() == 90 ? (small_n ? 5u : 4u) : 3u, plan.size()) << where;
+  // Hopper layers that take the 256-token prescaled tile run it above 384 tokens, and the
+  // 128-token tile up to 384 (with the 256-token one at 129..256 where its grid fills the GPU).
+  const bool wide_tokens = std::any_of(plan.begin(), plan.end(), [](const MmaPlanEntry& e) {
+    return e.config.prescaled && e.config.frags_m == 32;
+  });
+  const size_t base = d.sm() == 90 ? (small_n ? 5u : 4u) : 3u;
+  if (wide_tokens) {
+    ASSERT_GE(plan.size(), base + 1) << where;
+    ASSERT_LE(plan.size(), base + 3) << where;
+    EXPECT_EQ(plan.back().config.frags_m, 32) << where;
+  } else {
+    ASSERT_EQ(base, plan.size()) << where;
+  }
   std::set<uint64_t> configs;
   for (size_t i = 0; i < plan.size(); ++i) {
     const MmaGemmConfig& c = plan[i].config;
@@ -92,7 +106,7 @@ void expect_sane_plan(const std::vector<MmaPlanEntry>& plan, int64_t n, int64_t 
     configs.insert(c.hash());
   }
   EXPECT_EQ(INT64_MAX, plan.back().max_m) << where;
-  EXPECT_LE(configs.size(), small_n ? 5u : 4u) << where;
+  EXPECT_LE(configs.size(), (small_n ? 5u : 4u) + (wide_tokens ? 1u : 0u)) << where;
 
   for (int64_t m : kTokens) {
     const MmaGemmConfig& c = entry_for(plan, m).config;
@@ -357,7 +371,7 @@ TEST(MmaPlan, HopperWsTilesPrescaleWhereItPaysAndTheMediumBucketEndsBy64) {
   };
   const DType bf16 = DType::bf16(), fp16 = DType::fp16();
   auto p = plan("int4/g128/bf16", 8192, bf16, bf16);
-  ASSERT_EQ(p.size(), 4u);
+  ASSERT_GE(p.size(), 4u);
   EXPECT_EQ(p[2].max_m, 64);
   EXPECT_FALSE(p[2].config.prescaled) << p[2].config.to_string();
   EXPECT_TRUE(p[3].config.prescaled) << p[3].config.to_string();
@@ -368,6 +382,7 @@ TEST(MmaPlan, HopperWsTilesPrescaleWhereItPaysAndTheMediumBucketEndsBy64) {
   EXPECT_EQ(entry_for(p, 128).config.frags_m, 8);
   EXPECT_EQ(entry_for(p, 129).config.frags_m, 16);
   p = plan("e2m1/g32/ue8m0", 8192, bf16, bf16);
+  ASSERT_GE(p.size(), 4u);
   EXPECT_TRUE(p[2].config.prescaled) << p[2].config.to_string();
   EXPECT_TRUE(p[3].config.prescaled) << p[3].config.to_string();
   EXPECT_EQ(p[3].config.frags_m, 16) << "no partial sums: short groups fit 128 tokens";
@@ -380,6 +395,41 @@ TEST(MmaPlan, HopperWsTilesPrescaleWhereItPaysAndTheMediumBucketEndsBy64) {
   for (const MmaPlanEntry& e : plan("uint4/g64/bf16/zp_bf16", 8192, bf16, bf16)) {
     EXPECT_FALSE(e.config.prescaled) << "float zero points: " << e.config.to_string();
   }
+}
+
+// Hopper's 256-token prescaled tile (4- and 8-bit codes, bf16 in and out, no float zero points)
+// runs 385 tokens and more below the hand-off, and 129..256 as two K splits where that grid
+// fills 3/4 of the SMs (8192 rows: 64 x 2 CTAs; 4096 rows: 32 x 2 do not); the 128-token tile
+// keeps 65..128 and 257..384 (three token tiles beat two of 256 there).
+TEST(MmaPlan, HopperTakesTheWideTokenTileAbove384AndWhereItsSplitsFillTheGpu) {
+  const DeviceInfo h200 = *device_preset("h200");
+  const DType bf16 = DType::bf16(), fp16 = DType::fp16();
+  const auto plan = [&](const char* weight, int64_t n, DType act, DType out) {
+    auto p = plan_mma_gemm(n, 8192, *WeightFormat::parse(weight), act, out, h200);
+    EXPECT_TRUE(p.ok()) << weight;
+    return p.ok() ? *p : std::vector<MmaPlanEntry>{};
+  };
+  const auto wide = [](const std::vector<MmaPlanEntry>& p, int64_t m) {
+    const MmaGemmConfig& c = entry_for(p, m).config;
+    return c.frags_m == 32 && c.prescaled && c.stage_k() == 64;
+  };
+  for (const char* w : {"int4/g128/bf16", "uint4/g128/bf16/zp", "int8/channel/bf16",
+                        "e2m1/g32/ue8m0", "e2m1/g16/e4m3/global", "e4m3/b128x128/fp32"}) {
+    SCOPED_TRACE(w);
+    auto p = plan(w, 8192, bf16, bf16);
+    for (int64_t m : {129, 200, 256, 385, 1000, 4096}) EXPECT_TRUE(wide(p, m)) << "M=" << m;
+    for (int64_t m : {64, 128, 257, 384}) EXPECT_FALSE(wide(p, m)) << "M=" << m;
+    EXPECT_EQ(entry_for(p, 300).config.frags_m, 16);
+    p = plan(w, 4096, bf16, bf16);
+    EXPECT_FALSE(wide(p, 256)) << "4096 rows: 64 split CTAs do not fill the GPU";
+    EXPECT_TRUE(wide(p, 385));
+    for (const auto& [act, out] : {std::pair{fp16, fp16}, std::pair{bf16, fp16}})
+      for (const MmaPlanEntry& e : plan(w, 8192, act, out)) EXPECT_NE(e.config.frags_m, 32);
+  }
+  // Units of 128 or 256 K (2-, 3-, 6-bit codes) and float zero points keep the 128-token tile.
+  for (const char* w : {"int2/g128/bf16", "int3/g128/bf16", "int6/channel/bf16",
+                        "uint4/g128/bf16/zp_bf16"})
+    for (const MmaPlanEntry& e : plan(w, 8192, bf16, bf16)) EXPECT_NE(e.config.frags_m, 32) << w;
 }
 
 TEST(MmaPlan, HopperWsStagesOfOneGroupBecomeTwoGroups) {
@@ -493,25 +543,35 @@ TEST(MmaPlan, ClusterSplitsLoweredUntilTheirClustersFit) {
 // The expansion + cuBLAS hand-off by code width on Hopper (wider codes are dearer per token in
 // the ws tiles; 6-bit codes stay up to 512 where the large bucket holds 128 tokens of them, not
 // with groups shorter than their 128-K unit; 8-bit codes with group scales leave at 385; float
-// zero points in groups shorter than a 128-K stage at 193), the older boundary elsewhere, none
-// where cuBLASLt has no such GEMM.
+// zero points in groups shorter than a 128-K stage at 193; layers on the 256-token prescaled
+// tile, 4- and 8-bit codes with bf16 in and out, at 2049 and 1025), the older boundary
+// elsewhere, none where cuBLASLt has no such GEMM.
 TEST(MmaPlan, HandOffDependsOnCodeWidthOnHopper) {
   const DeviceInfo h200 = *device_preset("h200");
   const struct {
     const char* spec;
     int64_t handoff;
   } cases[] = {{"int1/g128/bf16", 513},          {"int2/g128/bf16", 513},
-               {"int3/g128/bf16", 257},          {"int4/g128/bf16", 513},
-               {"uint4/g128/bf16/zp", 513},      {"int5/g64/bf16", 129},
+               {"int3/g128/bf16", 257},          {"int4/g128/bf16", 2049},
+               {"uint4/g128/bf16/zp", 2049},     {"int5/g64/bf16", 129},
                {"int6/channel/fp32", 513},       {"e3m2/g32/ue8m0", 257},
-               {"int7/g128/bf16", 129},          {"int8/channel/bf16", 513},
-               {"e4m3/channel/fp32", 513},       {"int6/g128/bf16", 513},
-               {"int6/g64/bf16", 257},           {"int8/g128/bf16", 385},
-               {"uint8/g64/fp16/zp", 385},       {"uint4/g64/fp16/zp_fp16", 193},
-               {"uint4/g128/bf16/zp_bf16", 513}, {"uint7/g128/fp32/zp_fp32", 129}};
+               {"int7/g128/bf16", 129},          {"int8/channel/bf16", 1025},
+               {"e4m3/channel/fp32", 1025},      {"int6/g128/bf16", 513},
+               {"int6/g64/bf16", 257},           {"int8/g128/bf16", 1025},
+               {"uint8/g64/fp16/zp", 1025},      {"uint4/g64/fp16/zp_fp16", 193},
+               {"uint4/g128/bf16/zp_bf16", 513}, {"uint7/g128/fp32/zp_fp32", 129},
+               {"e2m1/g32/ue8m0", 2049},         {"e2m1/g16/e4m3/global", 2049}};
   for (const auto& c : cases) {
     const WeightFormat f = *WeightFormat::parse(c.spec);
     EXPECT_EQ(c.handoff, mma_handoff_m(h200, f, DType::bf16(), DType::bf16())) << c.spec;
+    // fp16 activations take no prescaled tile, so no 256-token one.
+    if (c.handoff == 2049) {
+      EXPECT_EQ(513, mma_handoff_m(h200, f, DType::fp16(), DType::fp16())) << c.spec;
+    } else if (c.handoff == 1025) {
+      EXPECT_EQ(f.has_group_scales() ? 385 : 513,
+                mma_handoff_m(h200, f, DType::fp16(), DType::fp16()))
+          << c.spec;
+    }
     EXPECT_EQ(512, mma_handoff_m(*device_preset("sm_80"), f, DType::bf16(), DType::bf16()))
         << c.spec;
     EXPECT_EQ(INT64_MAX, mma_handoff_m(h200, f, DType::bf16(), DType::fp16())) << c.spec;
@@ -676,8 +736,9 @@ TEST(MmaPlan, TailSplitFillsTheLastWaveOfWarpSpecializedTiles) {
   const WeightFormat f = *WeightFormat::parse("int4/g128/bf16");
   auto plan = plan_mma_gemm(10240, 8192, f, DType::bf16(), DType::bf16(), d);
   ASSERT_TRUE(plan.ok()) << plan.status().message();
-  const MmaGemmConfig& ws = entry_for(*plan, 256).config;
+  const MmaGemmConfig& ws = entry_for(*plan, 300).config;  // the 128-token tile
   ASSERT_TRUE(ws.warp_specialized);
+  ASSERT_EQ(ws.frags_m, 16);
   // N = 10240 at 128 rows per CTA: 80 columns. Two rows of them (160 CTAs): 66 columns fill
   // one wave; the last 14 (28 CTAs) split K 4 ways over the 104 SMs left (112 CTAs <= 132).
   MmaTailSplit t = mma_tail_split(ws, 80, 2, 1, 64, d);

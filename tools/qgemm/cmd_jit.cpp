@@ -147,7 +147,8 @@ void add_check_specs(const std::string& arch, SpecSet& set, std::vector<std::str
                                  CheckTile{"w8x1 t1 f8 s4 k256 ws", true},
                                  CheckTile{"w4x1 t1 f8 s6 k128 ws kw2", true},
                                  CheckTile{"w8x1 t1 f8 s6 k128 ws ps", false},
-                                 CheckTile{"w8x1 t1 f16 s5 k128 ws ps", false}}) {
+                                 CheckTile{"w8x1 t1 f16 s5 k128 ws ps", false},
+                                 CheckTile{"w8x1 t1 f32 s6 k64 ws ps", false}}) {
         auto c = mma_config_for(*MmaTile::parse(t.text), weight, *parse_dtype(f.act),
                                 *parse_dtype(f.out), device);
         if (c)
