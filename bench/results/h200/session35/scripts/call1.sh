@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Session 35, call 1: prescaled stages as one batch of wgmmas (QGEMM_PS_STAGE_BATCH, branch
-# ps-depth) against main's per-unit batches, and 256-K prescaled stages; `qgemm tune`, plain
+# Session 35, call 1: prescaled stages as one batch of wgmmas (QGEMM_PS_STAGE_BATCH in this
+# session's working build, not kept) against main's per-unit batches (256-K prescaled stages
+# were dropped before the run: they spill); `qgemm tune`, plain
 # launches, every candidate checked against the reference. Then the wgmma GPU tests with the
 # variant compiled in. Carry .device/s35.
 set -u

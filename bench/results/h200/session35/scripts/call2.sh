@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 35, call 2: 256-token prescaled tiles (w8x1 f32, 64-K stages, one batch of wgmmas per
-# stage: QGEMM_PS_STAGE_BATCH, branch ps-depth) against the 128-token ps tile and the hand-off
+# stage: QGEMM_PS_STAGE_BATCH in the working build) against the 128-token ps tile and the hand-off
 # at M = 512-4096; `qgemm tune`, plain, every candidate checked against the reference.
 # Carry .device/s35.
 set -u
