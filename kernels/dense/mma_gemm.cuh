@@ -276,6 +276,13 @@ struct MmaGemm {
   /// of the stage), rounded to the activation type.
   static QGEMM_DEVICE FragA scale_a(FragA a, const u8* scales, int tile, int j, int g);
 
+  /// The wgmma descriptor of this warpgroup's tokens in a stage's activation tile: 8-row groups
+  /// warp_m * kFM .. of every slab (1024 B each). A k-step's descriptor adds its slab and 32-byte
+  /// K offset to the address field (in 16 bytes: no carry, shared addresses are below 256 KB).
+  static QGEMM_DEVICE u64 act_desc(const u8* act, int warp_m) {
+    return wgmma_desc_sw128(smem_addr(act) + warp_m * kFM * 1024);
+  }
+
   /// compute_stage on wgmma: one m64n(8 kFM)k16 per k-step for the warpgroup, A from this
   /// warp's decoded tile, B the warpgroup's kFM * 8 tokens. Every warp of the warpgroup must call
   /// it (wgmma is warpgroup-collective), also those whose tile lies beyond the weight: their

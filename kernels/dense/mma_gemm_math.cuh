@@ -192,10 +192,7 @@ QGEMM_DEVICE void MmaGemm<Cfg>::compute_stage_wgmma(const u8* stage, FragC (&acc
   const u8* scales = act + kActBytes;
   const u8* zeros = scales + kScaleBytes;
   const int g = lane / 4;
-  // The warpgroup's tokens are 8-row groups warp_m * kFM .. of every slab (1024 B each); a
-  // step's descriptor adds its slab and 32-byte K offset to the address field (in 16 bytes:
-  // no carry, shared addresses are below 256 KB).
-  const u64 b_desc = wgmma_desc_sw128(smem_addr(act) + warp_m * kFM * 1024);
+  const u64 b_desc = act_desc(act, warp_m);
   static_for<0, kUnits>([&](auto u_) {
     constexpr int u = decltype(u_)::value;
     u32 words[kWords];
@@ -278,7 +275,7 @@ QGEMM_DEVICE void MmaGemm<Cfg>::compute_stage_prescaled(const u8* stage, FragC (
   const u8* scales = act + kActBytes;
   const u8* zeros = scales + kScaleBytes;
   const int g = lane / 4;
-  const u64 b_desc = wgmma_desc_sw128(smem_addr(act) + warp_m * kFM * 1024);
+  const u64 b_desc = act_desc(act, warp_m);
   FragA a[kUnits][kSteps];
   static_for<0, kUnits>([&](auto u_) {
     constexpr int u = decltype(u_)::value;
