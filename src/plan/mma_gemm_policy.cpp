@@ -534,6 +534,11 @@ bool prescale_pays(const MmaTile& tile, const WeightFormat& weight) {
          (tile.frags_m > 8 || (weight.has_group_scales() && weight.group_k < 64));
 }
 
+// CTAs of `tile` along N for a layer of n rows (wgmma tiles: 16 rows per warp along N).
+int64_t ctas_along_n(const MmaTile& tile, int64_t n) {
+  return (n + 16 * tile.warps_n - 1) / (16 * tile.warps_n);
+}
+
 // NOTE: the 64-token ws tile runs 65..128 tokens as two token tiles, each reading the whole
 // weight; where the 128-token tile's grid fills 3/8 of the SMs or more it reads it once and is
 // faster. `qgemm tune` on the H200, plain launches, 64-token / 128-token tile (bench/NOTES.md
@@ -542,8 +547,7 @@ bool prescale_pays(const MmaTile& tile, const WeightFormat& weight) {
 // int8/channel 8192^2 M = 96 50.94 / 35.50; but 4096^2 (32 CTAs of 128 rows) M = 72 13.14 /
 // 14.56 and M = 128 13.21 / 16.48. Whether 6144 rows (48 CTAs) would gain is not measured.
 int64_t medium_bucket_max_m(int64_t n, const DeviceInfo& device) {
-  const MmaTile large = bucket_tile(std::size(kHopperBuckets) - 1, device);
-  const int64_t large_ctas = (n + 16 * large.warps_n - 1) / (16 * large.warps_n);
+  const int64_t large_ctas = ctas_along_n(bucket_tile(std::size(kHopperBuckets) - 1, device), n);
   return large_ctas * 8 >= int64_t(device.multiprocessors) * 3 ? kSmallNMaxM : 128;
 }
 
@@ -559,8 +563,7 @@ Expected<MmaGemmConfig> wide_token_config(const WeightFormat& weight, DType act,
 
 // Whether the 256-token tile's grid at one token tile in two K splits fills 3/4 of the SMs.
 bool wide_token_splits_fill(int64_t n, const DeviceInfo& device) {
-  const int64_t ctas = (n + 16 * kWideTokenTile.warps_n - 1) / (16 * kWideTokenTile.warps_n);
-  return ctas * 2 * 4 >= int64_t(device.multiprocessors) * 3;
+  return ctas_along_n(kWideTokenTile, n) * 2 * 4 >= int64_t(device.multiprocessors) * 3;
 }
 
 }  // namespace
@@ -664,9 +667,8 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
   if (auto wide = wide_token_config(weight, act, out, device); wide.ok()) {
     const MmaPlanEntry narrow = plan.back();
     plan.pop_back();
-    const int64_t before = plan.empty() ? 0 : plan.back().max_m;
-    const auto add = [&](int64_t max_m, const MmaGemmConfig& c) {
-      if (max_m > (plan.empty() ? before : plan.back().max_m)) plan.push_back({max_m, c});
+    const auto add = [&](int64_t max_m, const MmaGemmConfig& c) {  // skips empty token ranges
+      if (max_m > (plan.empty() ? 0 : plan.back().max_m)) plan.push_back({max_m, c});
     };
     if (wide_token_splits_fill(n, device)) {
       add(128, narrow.config);
