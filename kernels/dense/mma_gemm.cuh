@@ -47,6 +47,7 @@
 #include "ptx/half2.cuh"
 #include "ptx/mbarrier.cuh"
 #include "ptx/mma_sync.cuh"
+#include "ptx/tma.cuh"
 #include "ptx/wgmma.cuh"
 
 namespace qgemm {
@@ -85,6 +86,14 @@ struct MmaGemm {
   static constexpr int kActBytes = kBlockM * kStageK * 2;
   static constexpr int kScaleBytes = kTilesCta * kGroupsPerStage * 8 * kScalePairBytes;
   static constexpr bool kWgmma = Cfg::kWgmma;
+  // NOTE: warp-specialized tiles may take their stages by TMA (Cfg::kTma, tile part " tma"):
+  // one thread of the copy warpgroup issues a 2-D box per 64-K activation slab (the map's
+  // 128-byte swizzle is act_offset's layout), one for the CTA's weight codes and one per table,
+  // where every copying thread issued cp.async chunks with their address arithmetic on the SM
+  // sub-partitions where the compute warps issue their wgmmas (~155 instructions per stage and
+  // copy warp in the 256-token tile's SASS, ~10 now). H200 (bench/NOTES.md "TMA stage copies"):
+  // int4/g128 8192^2 M = 256 52.8 -> 48.5 us, M = 4096 870.8 -> 765.6.
+  static constexpr bool kTma = Cfg::kTma;
   static constexpr int kPackedStageBytes = mma_layout::stage_bytes(
       kBits, kTilesCta, kUnits, kBlockM, kGroupsPerStage, Cfg::kScaleElem, Cfg::kZeroTable);
   static constexpr int kStageBytes =
@@ -104,6 +113,9 @@ struct MmaGemm {
   static_assert(!kWgmma || (Cfg::kWarpsN % 4 == 0 && kTN == 1),
                 "wgmma: a warpgroup is 4 warps along N with one 16-row tile each (64 rows)");
   static_assert(!kWs || kWgmma, "warp specialization comes with wgmma");
+  static_assert(!kTma || (kWs && kFM * Cfg::kWarpsM * 8 <= 256 && kUnits * kUnitBytes <= 1024),
+                "TMA stage copies: warp-specialized tiles of at most 256 tokens and 1 KB of codes "
+                "per 16-row tile and stage (one box each)");
   static_assert(!Cfg::kPrescaled || kWs, "prescaled tiles are warp-specialized");
   static_assert(kWarpsK == 1 || (kWs && Cfg::kWarpsN * Cfg::kWarpsM == 4 && kWarpsK == 2),
                 "warps along K: two compute warpgroups of a warp-specialized tile");
@@ -332,15 +344,18 @@ struct MmaGemm {
   static QGEMM_DEVICE void zero(FragC (&f)[kTN][kFM]);
 
   /// The kernel body: the mma.sync / wgmma main loop with a CTA-wide barrier per stage, or
-  /// run_ws.
-  static QGEMM_DEVICE void run(const MmaGemmParams& p, u8* smem);
+  /// run_ws. `maps` describe the operands for the TMA copies of kTma tiles.
+  static QGEMM_DEVICE void run(const MmaGemmParams& p, const MmaGemmMaps* maps, u8* smem);
 
   // Register split of the warp-specialized kernel at 384 threads: the copy warpgroup keeps its
   // precomputed copy sources (Loader) in registers; below 104 they spill (128 tokens, int4),
   // and the longer weight units of wide codes need more (3-bit: 12 bytes of spill at 104 with
-  // 64 tokens; `qgemm jit check`).
+  // 64 tokens; `qgemm jit check`). TMA tiles keep no copy sources; their copy warpgroup still
+  // takes part in the cluster sum, which spilled at 56.
   static constexpr int kCopyRegs =
-      kWords > 16 ? 128 : (kPartSets == 2 || kWords > 8 || (kWords > 4 && kFM > 8) ? 120 : 104);
+      kTma ? 72
+      : kWords > 16 ? 128
+                    : (kPartSets == 2 || kWords > 8 || (kWords > 4 && kFM > 8) ? 120 : 104);
   static constexpr int kComputeRegs = (384 * 168 - 128 * kCopyRegs) / 256 / 8 * 8;
   /// Stages whose weights the copy warpgroup loads before waiting for the previous kernel.
   // NOTE: one. A cp.async arrival covers every copy its thread issued before it, so with the
@@ -359,7 +374,19 @@ struct MmaGemm {
   /// `full[s]`, runs the stage (its wgmmas complete before compute_stage_wgmma returns) and
   /// releases the slot. No CTA-wide barrier in the K loop: while one warpgroup waits on its
   /// group-scale flush, the other's wgmmas keep the tensor cores busy.
-  static QGEMM_DEVICE void run_ws(const MmaGemmParams& p, u8* smem);
+  static QGEMM_DEVICE void run_ws(const MmaGemmParams& p, const MmaGemmMaps* maps, u8* smem);
+
+  /// Bytes one stage's TMA boxes bring (kTma): the whole boxes, also where they lie partly
+  /// outside the operands (read as zeros).
+  static constexpr int kStageTmaBytes =
+      kWeightBytes + kActBytes + (kGroups ? kScaleBytes : 0) +
+      (kGroups && Cfg::kZeroTable != 0
+           ? kTilesCta * kGroupsPerStage * 8 * mma_layout::zero_pair_bytes(Cfg::kZeroTable)
+           : 0);
+  /// The copy warpgroup's loop of kTma tiles, run by one thread: each stage's boxes, announced
+  /// on `full` by one arrival with their byte count.
+  static QGEMM_DEVICE void copy_stages_tma(const MmaGemmMaps* maps, const Work& w, u64* full,
+                                           u64* empty, u8* smem);
 
   /// A barrier over the compute threads (warps 0 .. kWarps - 1); the copy warpgroup of the
   /// warp-specialized kernel has left by then.
@@ -524,12 +551,13 @@ struct MmaGemm {
 
 namespace qgemm {
 
-/// The kernel NVRTC instantiates for each Cfg.
+/// The kernel NVRTC instantiates for each Cfg. `maps` are the operands' TMA tensor maps (read
+/// by kTma tiles only; the others get them zero-filled).
 template <class Cfg>
 __global__ void __launch_bounds__(MmaGemm<Cfg>::kThreads, 1)
-    mma_gemm_kernel(const MmaGemmParams p) {
+    mma_gemm_kernel(const MmaGemmParams p, const __grid_constant__ MmaGemmMaps maps) {
   extern __shared__ __align__(128) u8 smem[];
-  MmaGemm<Cfg>::run(p, smem);
+  MmaGemm<Cfg>::run(p, &maps, smem);
 }
 
 }  // namespace qgemm

@@ -38,12 +38,12 @@ QGEMM_DEVICE void MmaGemm<Cfg>::zero(FragC (&f)[kTN][kFM]) {
 }
 
 template <class Cfg>
-QGEMM_DEVICE void MmaGemm<Cfg>::run(const MmaGemmParams& p, u8* smem) {
+QGEMM_DEVICE void MmaGemm<Cfg>::run(const MmaGemmParams& p, const MmaGemmMaps* maps, u8* smem) {
   if constexpr (kWgmma)  // the launch reserves kWgmmaAlign bytes of slack for this
     smem += (mma_layout::kWgmmaAlign - smem_addr(smem) % mma_layout::kWgmmaAlign) %
             mma_layout::kWgmmaAlign;
   if constexpr (kWs) {
-    run_ws(p, smem);
+    run_ws(p, maps, smem);
     return;
   }
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -101,7 +101,8 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run(const MmaGemmParams& p, u8* smem) {
 }
 
 template <class Cfg>
-QGEMM_DEVICE void MmaGemm<Cfg>::run_ws(const MmaGemmParams& p, u8* smem) {
+QGEMM_DEVICE void MmaGemm<Cfg>::run_ws(const MmaGemmParams& p, const MmaGemmMaps* maps,
+                                        u8* smem) {
   static_assert(!kPrescaled || (kAct == Elem::kBf16 && Cfg::kOut == Elem::kBf16 && !kZeroSums &&
                                 stage_has_batches()),
                 "prescaled tiles: bf16 activations and output, no float zero points, two "
@@ -125,7 +126,7 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run_ws(const MmaGemmParams& p, u8* smem) {
   const Work w = make_work(p);
   if (threadIdx.x == 0) {
     for (int s = 0; s < Cfg::kStages; ++s) {
-      mbarrier_init(&full[s], kLoadThreads);
+      mbarrier_init(&full[s], kTma ? 1 : kLoadThreads);
       mbarrier_init(&empty[s], kWarps / kWarpsK);  // one warpgroup along K computes a stage
     }
   }
@@ -136,6 +137,16 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run_ws(const MmaGemmParams& p, u8* smem) {
     // kComputeRegs <= 384 x 168).
     if constexpr (kThreads == 384) setmaxnreg_dec<kCopyRegs>();
     const int tid = threadIdx.x - kConsumerThreads;
+    if constexpr (kTma) {
+      if (tid == 0) {
+        copy_stages_tma(maps, w, full, empty, smem);
+      } else {
+        allow_dependent_launch();
+        grid_dependency_wait();  // they may store C in the cluster sum
+      }
+      if (sums_in_cluster()) cluster_sum_and_store(p, w, smem, nullptr, 0, 0, 0);
+      return;
+    }
     const Loader loader = make_loader(p, w.n_tile0, w.m0, tid);
     // The weights of the first kWsEarlyStages stages go before the wait for the previous
     // kernel (run() says why). NOTE: an arrival covers every copy the thread issued before it,
@@ -221,6 +232,54 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run_ws(const MmaGemmParams& p, u8* smem) {
     wgmma_pin(acc[0]);
   }
   finish(p, w, smem, acc, warp_n, warp_m, lane);
+}
+
+template <class Cfg>
+QGEMM_DEVICE void MmaGemm<Cfg>::copy_stages_tma(const MmaGemmMaps* maps, const Work& w,
+                                                u64* full, u64* empty, u8* smem) {
+  // Boxes of codes and tables are in 32-bit elements, a row per 16-row tile (tma_maps.h).
+  auto copy_weights = [&](int it) {
+    u8* stage = smem + (it % Cfg::kStages) * kStageBytes;
+    const int unit0 = w.unit_begin + it * kUnits;
+    tma_load_2d(stage, &maps->weights, unit0 * (kUnitBytes / 4), w.n_tile0,
+                &full[it % Cfg::kStages]);
+    if constexpr (kGroups) {
+      u8* tables = stage + kWeightBytes + kActBytes;
+      const int g0 = unit0 * kUnitK / Cfg::kGroupK;
+      tma_load_2d(tables, &maps->scales, g0 * 8 * kScalePairBytes / 4, w.n_tile0,
+                  &full[it % Cfg::kStages]);
+      if constexpr (Cfg::kZeroTable != 0)
+        tma_load_2d(tables + kScaleBytes, &maps->zeros,
+                    g0 * 8 * mma_layout::zero_pair_bytes(Cfg::kZeroTable) / 4, w.n_tile0,
+                    &full[it % Cfg::kStages]);
+    }
+  };
+  auto copy_acts = [&](int it) {
+    u8* act = smem + (it % Cfg::kStages) * kStageBytes + kWeightBytes;
+    const int k0 = (w.unit_begin + it * kUnits) * kUnitK;
+#pragma unroll
+    for (int slab = 0; slab < kStageK / 64; ++slab)
+      tma_load_2d(act + slab * kSlabBytes, &maps->act, k0 + slab * 64, w.m0,
+                  &full[it % Cfg::kStages]);
+  };
+  // The first stage's weights go before the wait for the previous kernel (run() says why); the
+  // single arrival announces all of the stage's bytes, so its phase waits for the activations
+  // issued after the wait too.
+  if (w.iters > 0) {
+    mbarrier_arrive_expect_tx(&full[0], kStageTmaBytes);
+    copy_weights(0);
+  }
+  allow_dependent_launch();
+  grid_dependency_wait();
+  for (int it = 0; it < w.iters; ++it) {
+    const int slot = it % Cfg::kStages;
+    if (it > 0) {
+      if (it >= Cfg::kStages) mbarrier_wait(&empty[slot], (it / Cfg::kStages - 1) & 1);
+      mbarrier_arrive_expect_tx(&full[slot], kStageTmaBytes);
+      copy_weights(it);
+    }
+    copy_acts(it);
+  }
 }
 
 template <class Cfg>

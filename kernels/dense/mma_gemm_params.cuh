@@ -9,6 +9,18 @@ namespace qgemm {
 /// size); the host launches clusters only up to it.
 constexpr int kMaxClusterSplits = 8;
 
+/// A TMA tensor map: the driver's CUtensorMap (128 bytes, 128-byte aligned), encoded by the host
+/// (cuTensorMapEncodeTiled) and opaque to the kernel (ptx/tma.cuh).
+struct alignas(128) TmaMap {
+  u64 words[16];
+};
+
+/// The TMA tensor maps of a launch (MmaGemm::kTma; zero-filled where the kernel copies without
+/// TMA): the activations, the packed weight and its scale and zero-point tables.
+struct MmaGemmMaps {
+  TmaMap act, weights, scales, zeros;
+};
+
 /// Kernel arguments (passed by value).
 struct MmaGemmParams {
   const u8* weights;       ///< packed codes, dense/mma_layout.cuh

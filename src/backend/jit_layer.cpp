@@ -6,6 +6,7 @@
 #include "backend/cublaslt_library.h"
 #include "dense/mma_dequant_params.cuh"
 #include "dense/mma_gemm_params.cuh"
+#include "jit/tma_maps.h"
 #include "jit/kernel_cache.h"
 #include "pack/mma_pack.h"
 
@@ -295,22 +296,29 @@ Status JitLayer::run_mma(const LinearArgs& args, size_t bucket) const {
   p.k_units = w_->k_units;
   p.groups = w_->groups;
   p.k_stages = k_stages;
+  MmaOperands operands;
+  operands.a = a, operands.m = args.m, operands.k = p.k, operands.lda = lda;
+  operands.weights = p.weights, operands.scales = p.scales, operands.zeros = p.zeros;
+  operands.n_tiles = p.n_tiles, operands.k_units = p.k_units, operands.groups = p.groups;
+  MmaGemmMaps maps;
+  QGEMM_RETURN_IF_ERROR(encode_tma_maps(c, operands, &maps));
   const unsigned grid_y = static_cast<unsigned>(token_tiles(c, args.m));
   const MmaTailSplit tail = tail_split(bucket, args.m);
   if (tail.splits > 1) {
     // Whole waves first, then the last wave's columns with K split over the idle SMs.
     p.cta_x0 = 0;
     QGEMM_RETURN_IF_ERROR(launch_z_clusters(kernels_[bucket], static_cast<unsigned>(tail.main_x),
-                                            grid_y, 1, 1, programmatic(c), p, stream));
+                                            grid_y, 1, 1, programmatic(c), stream, p, maps));
     p.cta_x0 = static_cast<i32>(tail.main_x);
     return launch_z_clusters(kernels_[bucket], static_cast<unsigned>(grid_x(c) - tail.main_x),
                              grid_y, static_cast<unsigned>(tail.splits),
                              static_cast<unsigned>(mma_split_cluster(c, tail.splits)),
-                             programmatic(c), p, stream);
+                             programmatic(c), stream, p, maps);
   }
   return launch_z_clusters(
       kernels_[bucket], static_cast<unsigned>(grid_x(c)), grid_y, static_cast<unsigned>(splits),
-      static_cast<unsigned>(split_cluster(bucket, args.m, splits)), programmatic(c), p, stream);
+      static_cast<unsigned>(split_cluster(bucket, args.m, splits)), programmatic(c), stream, p,
+      maps);
 }
 
 std::string JitLayer::describe() const {

@@ -32,17 +32,17 @@ Expected<LoadedKernel> get_kernel(const KernelSpec& spec);
 /// How many clusters of `cluster_z` CTAs of `kernel` (grid z neighbours) the device runs at once.
 Expected<int> max_active_clusters(const LoadedKernel& kernel, unsigned cluster_z);
 
-/// Launches with one by-value parameter struct; the CTAs of each `cluster_z` consecutive grid z
+/// Launches with the kernel's by-value parameters, in order; the CTAs of each `cluster_z` consecutive grid z
 /// indices form one thread-block cluster (sm_90; 1: none; gridDim.z must be a multiple of it).
 /// With `programmatic`, a kernel that allows it (LoadedKernel::programmatic) launches with
 /// programmatic stream serialization.
-template <typename Params>
+template <typename... Params>
 Status launch_z_clusters(const LoadedKernel& kernel, unsigned grid_x, unsigned grid_y,
-                         unsigned grid_z, unsigned cluster_z, bool programmatic,
-                         const Params& params, CUstream stream) {
+                         unsigned grid_z, unsigned cluster_z, bool programmatic, CUstream stream,
+                         const Params&... params) {
   auto driver = cuda_driver();
   if (!driver) return driver.status();
-  void* args[] = {const_cast<Params*>(&params)};
+  void* args[] = {const_cast<Params*>(&params)...};
   CUlaunchAttribute attrs[2] = {};
   unsigned n = 0;
   if (cluster_z > 1) {
@@ -81,7 +81,7 @@ Status launch_z_clusters(const LoadedKernel& kernel, unsigned grid_x, unsigned g
 template <typename Params>
 Status launch(const LoadedKernel& kernel, unsigned grid_x, unsigned grid_y, unsigned grid_z,
               const Params& params, CUstream stream) {
-  return launch_z_clusters(kernel, grid_x, grid_y, grid_z, 1, false, params, stream);
+  return launch_z_clusters(kernel, grid_x, grid_y, grid_z, 1, false, stream, params);
 }
 
 }  // namespace qgemm

@@ -129,6 +129,13 @@ Status MmaGemmConfig::validate() const {
                                   "(two K units or more), not ", units_per_stage, " unit of ",
                                   unit_k(), " K"));
   }
+  // The kernel's kTma: one box per operand and stage.
+  if (tma && !(warp_specialized && block_m() <= 256 &&
+               units_per_stage * mma_layout::unit_bytes(bits) <= 1024))
+    return invalid_argument(str(where, ": TMA stage copies (tma) are for warp-specialized (ws) ",
+                                "tiles of at most 256 tokens and 1 KB of codes per 16-row tile ",
+                                "and stage, not ", block_m(), " tokens and ",
+                                units_per_stage * mma_layout::unit_bytes(bits), " bytes"));
   if (warps_k != 1 && !(warps_k == 2 && warp_specialized && warps_n * warps_m == 4))
     return invalid_argument(str(where, ": warps_k=", warps_k,
                                 " is not supported (1, or 2 for a warp-specialized tile of one "
@@ -142,7 +149,8 @@ std::string MmaGemmConfig::tiling() const {
              warp_specialized ? " ws"
              : wgmma          ? " wg"
                               : "",
-             warps_k > 1 ? str(" kw", warps_k) : std::string(), prescaled ? " ps" : "");
+             warps_k > 1 ? str(" kw", warps_k) : std::string(), prescaled ? " ps" : "",
+             tma ? " tma" : "");
 }
 
 std::string MmaGemmConfig::to_string() const {
@@ -243,8 +251,12 @@ KernelSpec MmaGemmConfig::spec() const {
           "  static constexpr bool kPrescaled = ",
           prescaled ? "true" : "false",
           ";\n"
+          "  static constexpr bool kTma = ",
+          tma ? "true" : "false",
+          ";\n"
           "};\n"
-          "template __global__ void qgemm::mma_gemm_kernel<Cfg>(const qgemm::MmaGemmParams);\n");
+          "template __global__ void qgemm::mma_gemm_kernel<Cfg>(const qgemm::MmaGemmParams, "
+          "const __grid_constant__ qgemm::MmaGemmMaps);\n");
   s.name_expression = "&qgemm::mma_gemm_kernel<Cfg>";
   s.programmatic_launch = programmatic_launch();
   return s;

@@ -44,6 +44,9 @@ struct MmaGemmConfig {
   /// (rounded to bf16) instead of fp32 partial sums, and a stage's last wgmmas stay in flight
   /// across the stage boundary (MmaGemm::kPrescaled).
   bool prescaled = false;
+  /// Warp-specialized: stages come by TMA (one thread issues a box per operand, from tensor
+  /// maps the launch passes; jit/tma_maps.h) instead of per-thread cp.async (MmaGemm::kTma).
+  bool tma = false;
   std::string arch = "sm_80";
 
   /// The format part of a config for a layer; tiling left at defaults.
@@ -52,7 +55,8 @@ struct MmaGemmConfig {
   Status validate() const;
   std::string to_string() const;
   /// Tiling only, e.g. "w4x1 t2 f8 u2 s4" (" wg" appended for wgmma, " ws" when also
-  /// warp-specialized, " kw2" for two compute warpgroups along K, " ps" when prescaled).
+  /// warp-specialized, " kw2" for two compute warpgroups along K, " ps" when prescaled, " tma"
+  /// for TMA activation copies).
   std::string tiling() const;
   uint64_t hash() const;
   KernelSpec spec() const;

@@ -73,7 +73,7 @@ const MmaTile kSmallNTile = {4, 1, 1, 8, 6, 128, 1, true, true, 0, 2};
 // where its grid is small it loses (4096^2 M = 256 18.6 / 26.1). At 257-384 tokens the 128-token
 // tile's three token tiles beat its two (M = 320 85.0-85.5 / 89.9-90.4, M = 384 86.8-87.0 /
 // 91.1-91.2, 8200 x 8320 M = 300 86.0 / 91.7).
-const MmaTile kWideTokenTile = {8, 1, 1, 32, 6, 64, 1, true, true, 0, 1, true};
+const MmaTile kWideTokenTile = {8, 1, 1, 32, 6, 64, 1, true, true, 0, 1, true, true};
 constexpr int64_t kWideTokenSplitMaxM = 256;     // one token tile, two K splits
 constexpr int64_t kNarrowTokenBetweenMaxM = 384;  // then three 128-token tiles
 // The 128-thread wgmma tile that float zero points with 5- and 7-bit codes take instead of the
@@ -133,7 +133,8 @@ std::string MmaTile::to_string() const {
              warp_specialized ? " ws"
              : wgmma          ? " wg"
                               : "",
-             warps_k > 1 ? str(" kw", warps_k) : std::string(), prescaled ? " ps" : "");
+             warps_k > 1 ? str(" kw", warps_k) : std::string(), prescaled ? " ps" : "",
+             tma ? " tma" : "");
 }
 
 Expected<MmaTile> MmaTile::parse(const std::string& text) {
@@ -147,7 +148,8 @@ Expected<MmaTile> MmaTile::parse(const std::string& text) {
                                 "per warp, 8-token groups per warp, stages, K per stage, "
                                 "CTAs per SM, optional splitsN for N fixed K splits, wg for "
                                 "wgmma or ws for warp-specialized wgmma, kw2 for two compute "
-                                "warpgroups along K, ps for group scales on the weights)"));
+                                "warpgroups along K, ps for group scales on the weights, tma for TMA stage "
+                                "copies)"));
   };
   while (in >> part) {
     int a = 0, b = 0;
@@ -158,6 +160,8 @@ Expected<MmaTile> MmaTile::parse(const std::string& text) {
       t.wgmma = t.warp_specialized = true;
     } else if (part == "ps") {
       t.prescaled = true;
+    } else if (part == "tma") {
+      t.tma = true;
     } else if (std::sscanf(part.c_str(), "w%dx%d%c", &a, &b, &tail) == 2) {
       t.warps_n = a, t.warps_m = b, seen[0] = true;
     } else if (std::sscanf(part.c_str(), "kw%d%c", &a, &tail) == 1) {
@@ -358,6 +362,7 @@ MmaTile mma_tile_of(const MmaGemmConfig& c) {
   t.waves = c.split_waves, t.splits = c.split_count;
   t.wgmma = c.wgmma, t.warp_specialized = c.warp_specialized;
   t.prescaled = c.prescaled;
+  t.tma = c.tma;
   return t;
 }
 
@@ -376,6 +381,7 @@ Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& wei
   c.wgmma = t.wgmma;
   c.warp_specialized = t.warp_specialized;
   c.prescaled = t.prescaled;
+  c.tma = t.tma;
   c.warps_n = t.warps_n;
   c.warps_m = t.warps_m;
   c.warps_k = t.warps_k;
@@ -534,6 +540,30 @@ bool prescale_pays(const MmaTile& tile, const WeightFormat& weight) {
          (tile.frags_m > 8 || (weight.has_group_scales() && weight.group_k < 64));
 }
 
+// NOTE: the ws tiles of 128 and 256 tokens take their stages by TMA (" tma": one thread of
+// the copy warpgroup issues a box per stage for the activations, the codes and each table; the
+// copy warpgroup keeps 72 registers, the compute warpgroups get 216) where a tile's codes of a
+// stage fit one box (1 KB per 16-row tile: 4-bit codes in 128-K stages, 8-bit in 64-K ones).
+// With per-thread cp.async the copy warps issued ~155 instructions per stage on the
+// sub-partitions where the compute warps issue their wgmmas. `qgemm tune` on the H200, plain
+// launches, 8192^2, cp.async / TMA for the activations only (a first build) / TMA for all
+// (bench/NOTES.md "TMA stage copies", session 36): 256-token ps tile int4/g128 M = 256 52.8-52.9 / 49.8-50.7 / 48.5-48.6 us,
+// M = 512 95.2 / 88.6-90.1 / 86.2, M = 1024 188.9-201.7 / 177.5-185.3 / 172.9-185.1, M = 4096
+// 870.8 / 792.0-800.2 / 765.6; uint4/g128/zp M = 1024 192.5 / 180.4-192.8 / 183.3, int8/channel
+// 202.4 / 195.3-198.2 / 181.7, nvfp4 - / 200.8 / 175.2; 128-token ps tile M = 96 30.5 / 30.4 /
+// 28.3, M = 320 84.1 / 82.9 / 75.7; 128-token fp16 tile (no ps) M = 256 56.4 / 58.8 / 49.6,
+// M = 1024 222.6 / 235.3 / 197.5. The 64-token tile keeps cp.async (its 256-K stages hold 2 KB
+// of codes per tile; TMA for its activations only: M = 64 21.6 -> 22.6).
+// Formats that shrink the tile below 128 tokens (mma_config_for) keep cp.async.
+MmaTile with_tma_if_it_pays(const MmaTile& tile, const WeightFormat& weight, DType act, DType out,
+                            const DeviceInfo& device) {
+  if (!tile.warp_specialized || tile.frags_m < 16) return tile;
+  MmaTile tma = tile;
+  tma.tma = true;
+  const auto c = mma_config_for(tma, weight, act, out, device);
+  return c.ok() && c->frags_m >= 16 ? tma : tile;
+}
+
 // CTAs of `tile` along N for a layer of n rows (wgmma tiles: 16 rows per warp along N).
 int64_t ctas_along_n(const MmaTile& tile, int64_t n) {
   return (n + 16 * tile.warps_n - 1) / (16 * tile.warps_n);
@@ -561,9 +591,24 @@ Expected<MmaGemmConfig> wide_token_config(const WeightFormat& weight, DType act,
   return c;
 }
 
-// Whether the 256-token tile's grid at one token tile in two K splits fills 3/4 of the SMs.
-bool wide_token_splits_fill(int64_t n, const DeviceInfo& device) {
-  return ctas_along_n(kWideTokenTile, n) * 2 * 4 >= int64_t(device.multiprocessors) * 3;
+// Whether the 256-token tile's launch at 256 tokens (one token tile, the K splits mma_splits
+// gives it, at most two) fills the GPU: its last wave 3/4 full (one CTA per SM), or 1.5 waves
+// or more.
+// NOTE: the last wave counts, not only the size of the grid: the recipe's qkv layer (10240 x
+// 8192: 80 such CTAs unsplit, 61% of a wave) took 89.4 us at M = 256 on them (session 36 call
+// 1, `bench/results/h200/session36/logs/bench_dense_w4a16_call1.log`) against 77.6 on the
+// 128-token tile (whose partial wave takes the tail split) in session 34, and 4096^2 (32 x 5
+// splits, 1.2 waves) 26.1 against 18.6 (session 35). Measured to win: 8192^2 (2 splits, 0.97
+// waves), 14336 x 4096 (0.85), 28672 x 8192 (1.7 waves: 186.8 against 201.7), 57344 x 8192
+// (3.4 waves: 309.4 us, cuBLAS 321.9; call 4). More splits sum 128 KB partial tiles over
+// larger clusters: 4096^2 (32 x 4 splits) is not measured with them and stays on 128 tokens.
+bool wide_token_tile_fills(const MmaGemmConfig& wide, int64_t n, int64_t k,
+                           const DeviceInfo& device) {
+  const int64_t sms = device.multiprocessors;
+  const int splits = mma_splits(wide, kWideTokenSplitMaxM, n, k, device);
+  const int64_t ctas = ctas_along_n(kWideTokenTile, n) * splits;
+  const int64_t last_wave = ctas - (ctas - 1) / sms * sms;  // 1..sms
+  return splits <= 2 && (ctas * 2 >= sms * 3 || last_wave * 4 >= sms * 3);
 }
 
 }  // namespace
@@ -652,6 +697,7 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
       prescaled.prescaled = true;
       if (mma_config_for(prescaled, weight, act, out, device).ok()) tile = prescaled;
     }
+    tile = with_tma_if_it_pays(tile, weight, act, out, device);
     auto c = mma_config_for(tile, weight, act, out, device);
     if (!c) return c.status();
     const int64_t max_m = device.arch() == "sm_90a" && bucket(i, device).max_m == 128
@@ -670,7 +716,7 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
     const auto add = [&](int64_t max_m, const MmaGemmConfig& c) {  // skips empty token ranges
       if (max_m > (plan.empty() ? 0 : plan.back().max_m)) plan.push_back({max_m, c});
     };
-    if (wide_token_splits_fill(n, device)) {
+    if (wide_token_tile_fills(*wide, n, k, device)) {
       add(128, narrow.config);
       add(kWideTokenSplitMaxM, *wide);
     }
@@ -713,10 +759,18 @@ int64_t mma_handoff_m(const DeviceInfo& device, const WeightFormat& weight, DTyp
   if (weight.zero_point == ZeroPointKind::kFloat && words <= 8 && large.ok() &&
       large->warp_specialized && large->stage_k() < 128)
     return 193;
-  // NOTE: the 256-token prescaled tile (kWideTokenTile) beats the hand-off up to 2048 tokens
-  // with 4-bit codes and ties there; measured with 8-bit codes at 1024 only (int8/channel 205.0
-  // against 223.1 us, fp8 blocks 205.2 / 222.8; at 4096 953.7 / 846.0, 955.2 / 813.1).
-  if (wide_token_config(weight, act, out, device).ok()) return words == 8 ? 1025 : 2049;
+  // NOTE: with TMA stage copies the 256-token prescaled tile (kWideTokenTile) beats the
+  // hand-off at every M measured with 4-bit codes, and to 2048 tokens with 8-bit ones. `qgemm
+  // tune` on the H200, 8192^2, tile / hand-off (bench/NOTES.md "TMA stage copies", session 36):
+  // int4/g128 M = 4096 765.6 / 812.9 us, M = 8192 1557.8 / 1629.4; uint4/g128/zp M = 4096 782.0 /
+  // 819.0, mxfp4 767.9 / 777.0, nvfp4 787.8 / 836.1; int8/channel M = 2048 367.8 / 422.9 but
+  // M = 4096 827.4 / 787.2.
+  if (wide_token_config(weight, act, out, device).ok()) return words == 8 ? 2049 : INT64_MAX;
+  // The 128-token tile with TMA copies (fp16 layers): int4/g128 fp16 M = 1024 197.5 us against
+  // 236.4 handed off. Measured with 4-bit codes and integer zero points or none only.
+  if (with_tma_if_it_pays(large_tile, weight, act, out, device).tma && weight.type.bits == 4 &&
+      weight.zero_point != ZeroPointKind::kFloat)
+    return 1025;
   if (words > 12) return 129;
   if (words == 8 && weight.has_group_scales()) return 385;
   if (words <= 8) return 513;

@@ -23,6 +23,7 @@ struct MmaTile {
   int splits = 0;                 ///< fixed K splits, 1..16; 0: from `waves`
   int warps_k = 1;  ///< "kw2": two compute warpgroups take alternate stages (ws, 64-row tiles)
   bool prescaled = false;  ///< "ps": group scales on the weights, bf16 (ws; MmaGemmConfig)
+  bool tma = false;        ///< "tma": stages copied by TMA (ws; MmaGemmConfig)
 
   std::string to_string() const;
   /// Parses to_string()'s form; the error names the bad part.

@@ -11,6 +11,7 @@
 
 #include "backend/device_buffer.h"
 #include "dense/mma_gemm_params.cuh"
+#include "jit/tma_maps.h"
 #include "gpu_test_util.h"
 #include "jit/kernel_cache.h"
 #include "jit/kernel_loader.h"
@@ -30,10 +31,12 @@ struct Tile {
   int stage_k = 128;
   int warps_k = 1;  // two compute warpgroups taking alternate stages of one 64-row tile
   bool prescaled = false;  // group scales on the weights (bf16 in and out only)
+  bool tma = false;        // stages copied by TMA
 };
 // 256-K warp-specialized stages, where two scale groups per stage (g128) get a partial set
 // each; a 64-row ws tile with two compute warpgroups along K; and prescaled ws tiles, the
-// 256-token one with a batch of wgmmas per 64-K stage.
+// 256-token one with a batch of wgmmas per 64-K stage; ws tiles with TMA stage copies (boxes
+// partly past M, N and K read zeros).
 const Tile kTiles[] = {{1, 1},
                        {2, 2},
                        {8, 1},
@@ -45,7 +48,11 @@ const Tile kTiles[] = {{1, 1},
                        {8, 1, 8, true, 128, 1, true},
                        {16, 1, 8, true, 128, 1, true},
                        {8, 1, 4, true, 128, 2, true},
-                       {32, 1, 8, true, 64, 1, true}};
+                       {32, 1, 8, true, 64, 1, true},
+                       {16, 1, 8, true, 128, 1, false, true},
+                       {8, 1, 4, true, 128, 2, false, true},
+                       {32, 1, 8, true, 64, 1, true, true},
+                       {32, 1, 4, true, 64, 2, true, true}};
 const int64_t kTokens[] = {1, 7, 64, 118, 1000};
 const char* const kWeightSpecs[] = {
     "int4/g128/bf16", "uint4/g128/fp16/zp",     "int8/channel/bf16",    "e2m1/g32/ue8m0",
@@ -65,13 +72,17 @@ bool has_sm90() {
   } while (0)
 
 // Prescaled tiles take bf16 activations and output, without float zero points, in stages of
-// two wgmma batches or more; the other layers of the table skip them.
+// two wgmma batches or more; TMA stage copies take at most 1 KB of codes per tile and stage
+// (codes of up to 4 bits in 128-K stages, 8 bits in 64-K ones). The other layers of the table
+// skip them.
 bool tile_applies(const Tile& t, const WeightFormat& wf, DType act) {
-  if (!t.prescaled) return true;
+  if (!t.prescaled && !t.tma) return true;
   MmaTile tile;
   tile.warps_n = t.warps_n, tile.warps_k = t.warps_k, tile.frags_m = t.frags_m;
   tile.stage_k = t.stage_k;
-  tile.wgmma = tile.warp_specialized = tile.prescaled = true;
+  tile.wgmma = tile.warp_specialized = true;
+  tile.prescaled = t.prescaled;
+  tile.tma = t.tma;
   return mma_config_for(tile, wf, act, act, *device_preset("h200")).ok();
 }
 
@@ -87,6 +98,7 @@ MmaGemmConfig wgmma_config(const WeightFormat& wf, DType act, Tile t) {
     tile.stage_k = t.stage_k;
     tile.wgmma = tile.warp_specialized = true;
     tile.prescaled = t.prescaled;
+    tile.tma = t.tma;
     auto c = mma_config_for(tile, wf, act, act, *device_preset("h200"));
     if (c) return *c;
     ADD_FAILURE() << c.status().to_string();
@@ -171,9 +183,15 @@ Expected<testing::CheckedRun> run_wgmma(const MmaGemmConfig& c, const QuantizedW
   p.k_units = pw.k_units;
   p.groups = pw.groups;
   p.k_stages = k_stages;
+  MmaOperands operands;
+  operands.a = p.a, operands.m = m, operands.k = a.k, operands.lda = a.k;
+  operands.weights = p.weights, operands.scales = p.scales, operands.zeros = p.zeros;
+  operands.n_tiles = p.n_tiles, operands.k_units = p.k_units, operands.groups = p.groups;
+  MmaGemmMaps maps;
+  QGEMM_RETURN_IF_ERROR(encode_tma_maps(c, operands, &maps));
   QGEMM_RETURN_IF_ERROR(launch_z_clusters(*kernel, grid_x, grid_y, static_cast<unsigned>(splits),
                                           cluster ? static_cast<unsigned>(splits) : 1u,
-                                          /*programmatic=*/true, p, CUstream(nullptr)));
+                                          /*programmatic=*/true, CUstream(nullptr), p, maps));
   QGEMM_CU(*driver, cuCtxSynchronize);
   QGEMM_RETURN_IF_ERROR(d_c->download(out.data(), out_bytes));
 
@@ -269,8 +287,9 @@ INSTANTIATE_TEST_SUITE_P(Formats, WgmmaGemmGpuTest, ::testing::ValuesIn(all_case
                          });
 
 // Channel scales accept any K that is a multiple of 8: the last stage's slabs are partly past K
-// (zero-filled); N = 333 leaves three of the last CTA's four warps beyond the weight. Without
-// group sums, codes of up to 12 words per unit (2-, 6- and 8-bit) take the 128-token ws tile.
+// (zero-filled, or read as zeros by TMA boxes); N = 333 leaves three of the last CTA's four
+// warps beyond the weight. Without group sums, codes of up to 12 words per unit (2-, 6- and
+// 8-bit) take the 128-token ws tile.
 TEST(WgmmaGemmGpu, OddShapesWithChannelScales) {
   QGEMM_REQUIRE_SM90();
   ASSERT_TRUE(use_device(0).ok());
@@ -285,7 +304,9 @@ TEST(WgmmaGemmGpu, OddShapesWithChannelScales) {
       ASSERT_TRUE(dw.ok()) << dw.status().to_string();
       for (int64_t m : {1, 33, 300})
         for (const Tile& t :
-             {Tile{1, 1}, Tile{4, 2}, Tile{16, 1, 8, true}, Tile{8, 1, 4, true, 128, 2}}) {
+             {Tile{1, 1}, Tile{4, 2}, Tile{16, 1, 8, true}, Tile{8, 1, 4, true, 128, 2},
+              Tile{16, 1, 8, true, 128, 1, false, true}}) {
+          if (!tile_applies(t, wf, DType::bf16())) continue;
           const MmaGemmConfig cfg = wgmma_config(wf, DType::bf16(), t);
           SCOPED_TRACE(str(cfg.to_string(), " M=", m, " N=", n, " K=", k));
           auto a = quantize_activations(HostValues::of(random_normal(m * k, 7 + m, 1.0f)), m, k,

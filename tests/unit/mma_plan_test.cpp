@@ -88,8 +88,13 @@ void expect_sane_plan(const std::vector<MmaPlanEntry>& plan, int64_t n, int64_t 
     format_only.wgmma = c.wgmma;
     format_only.warp_specialized = c.warp_specialized;
     format_only.prescaled = c.prescaled;
+    format_only.tma = c.tma;
     format_only.arch = c.arch;
     EXPECT_EQ(format_only, c) << at;
+    // TMA stage copies: the ws tiles of 128 tokens or more.
+    if (c.tma) {
+      EXPECT_TRUE(c.warp_specialized && c.frags_m >= 16) << at;
+    }
     // Prescaled tiles round w * s to bf16: bf16 in and out only.
     if (c.prescaled) {
       EXPECT_TRUE(c.warp_specialized && c.act == DType::bf16() && c.out == DType::bf16() &&
@@ -423,6 +428,13 @@ TEST(MmaPlan, HopperTakesTheWideTokenTileAbove384AndWhereItsSplitsFillTheGpu) {
     p = plan(w, 4096, bf16, bf16);
     EXPECT_FALSE(wide(p, 256)) << "4096 rows: 64 split CTAs do not fill the GPU";
     EXPECT_TRUE(wide(p, 385));
+    // The last wave counts: 80 unsplit CTAs (61% of the SMs) do not fill it; 224 (1.7 waves)
+    // and 448 (3.4) do.
+    EXPECT_FALSE(wide(plan(w, 10240, bf16, bf16), 256)) << "10240 rows";
+    EXPECT_TRUE(wide(plan(w, 28672, bf16, bf16), 256)) << "28672 rows";
+    EXPECT_TRUE(wide(plan(w, 57344, bf16, bf16), 256)) << "57344 rows";
+    // TMA stage copies on the 256-token tile.
+    EXPECT_TRUE(entry_for(plan(w, 8192, bf16, bf16), 1000).config.tma);
     for (const auto& [act, out] : {std::pair{fp16, fp16}, std::pair{bf16, fp16}})
       for (const MmaPlanEntry& e : plan(w, 8192, act, out)) EXPECT_NE(e.config.frags_m, 32);
   }
@@ -552,22 +564,25 @@ TEST(MmaPlan, HandOffDependsOnCodeWidthOnHopper) {
     const char* spec;
     int64_t handoff;
   } cases[] = {{"int1/g128/bf16", 513},          {"int2/g128/bf16", 513},
-               {"int3/g128/bf16", 257},          {"int4/g128/bf16", 2049},
-               {"uint4/g128/bf16/zp", 2049},     {"int5/g64/bf16", 129},
+               {"int3/g128/bf16", 257},          {"int4/g128/bf16", INT64_MAX},
+               {"uint4/g128/bf16/zp", INT64_MAX}, {"int5/g64/bf16", 129},
                {"int6/channel/fp32", 513},       {"e3m2/g32/ue8m0", 257},
-               {"int7/g128/bf16", 129},          {"int8/channel/bf16", 1025},
-               {"e4m3/channel/fp32", 1025},      {"int6/g128/bf16", 513},
-               {"int6/g64/bf16", 257},           {"int8/g128/bf16", 1025},
-               {"uint8/g64/fp16/zp", 1025},      {"uint4/g64/fp16/zp_fp16", 193},
+               {"int7/g128/bf16", 129},          {"int8/channel/bf16", 2049},
+               {"e4m3/channel/fp32", 2049},      {"int6/g128/bf16", 513},
+               {"int6/g64/bf16", 257},           {"int8/g128/bf16", 2049},
+               {"uint8/g64/fp16/zp", 2049},      {"uint4/g64/fp16/zp_fp16", 193},
                {"uint4/g128/bf16/zp_bf16", 513}, {"uint7/g128/fp32/zp_fp32", 129},
-               {"e2m1/g32/ue8m0", 2049},         {"e2m1/g16/e4m3/global", 2049}};
+               {"e2m1/g32/ue8m0", INT64_MAX},    {"e2m1/g16/e4m3/global", INT64_MAX}};
   for (const auto& c : cases) {
     const WeightFormat f = *WeightFormat::parse(c.spec);
     EXPECT_EQ(c.handoff, mma_handoff_m(h200, f, DType::bf16(), DType::bf16())) << c.spec;
-    // fp16 activations take no prescaled tile, so no 256-token one.
-    if (c.handoff == 2049) {
-      EXPECT_EQ(513, mma_handoff_m(h200, f, DType::fp16(), DType::fp16())) << c.spec;
-    } else if (c.handoff == 1025) {
+    // fp16 activations take no prescaled tile, so no 256-token one; 4-bit codes keep the
+    // 128-token tile with TMA copies to 1024 tokens (groups shorter than a unit hold 64 tokens
+    // there, without TMA).
+    if (c.handoff == INT64_MAX) {
+      EXPECT_EQ(f.group_k < 64 ? 513 : 1025, mma_handoff_m(h200, f, DType::fp16(), DType::fp16()))
+          << c.spec;
+    } else if (c.handoff == 2049) {
       EXPECT_EQ(f.has_group_scales() ? 385 : 513,
                 mma_handoff_m(h200, f, DType::fp16(), DType::fp16()))
           << c.spec;

@@ -193,30 +193,26 @@ TEST(JitKernelPlan, KernelsPerLayerAndTheCublasHandoff) {
   EXPECT_EQ(decode.size(), 1u);
   EXPECT_EQ(ranges[0], "1-8");
   EXPECT_EQ(plan->kernels(32).size(), 2u);
-  // Up to 16384 tokens on Hopper: five GEMM kernels below the hand-off (the 128- and 256-token
-  // tiles take turns at 65..2048) and the expansion kernel.
+  // Up to 16384 tokens on Hopper: five GEMM kernels and no hand-off with 4-bit codes (the 128-
+  // and 256-token tiles with TMA copies take turns from 65 tokens on).
   auto all = plan->kernels(16384, &ranges);
-  EXPECT_EQ(all.size(), 6u);
-  EXPECT_EQ(distinct_kernels(all), 6u);
-  EXPECT_EQ(all.back().family, "mma_dequant");
+  EXPECT_EQ(all.size(), 5u);
+  EXPECT_EQ(distinct_kernels(all), 5u);
+  EXPECT_EQ(all.back().family, "mma_gemm");
   EXPECT_EQ(ranges[1], "9-32");
   EXPECT_EQ(ranges[2], "33-64");
   EXPECT_EQ(ranges[3], "65-128, 257-384");
-  EXPECT_EQ(ranges[4], "129-256, 385-2048");
-  EXPECT_EQ(ranges[5], "2049+ (then cuBLASLt)");
-  EXPECT_TRUE(plan->bucket_for(2049).expand);
-  EXPECT_FALSE(plan->bucket_for(2048).expand);
-  // Operands cuBLASLt will not take fall back to the mma bucket below the hand-off.
-  EXPECT_EQ(plan->mma_bucket_for(4096), 6u);
+  EXPECT_EQ(ranges[4], "129-256, 385+");
+  EXPECT_FALSE(plan->bucket_for(16384).expand);
   EXPECT_EQ(plan->mma_bucket_for(1), 0u);
   // Wider codes hand off earlier: 3-bit codes and 6-bit ones in groups shorter than their unit
   // (64 tokens on the large tile) from 257, 5- and 7-bit codes (20 and 28 words) from 129; 6-bit
-  // codes in g128 groups keep the tile up to 512; 8-bit codes on the 256-token tile up to 1024.
+  // codes in g128 groups keep the tile up to 512; 8-bit codes on the 256-token tile up to 2048.
   const struct {
     const char* format;
     int64_t handoff;
   } wide_codes[] = {{"int3/g128/bf16", 257}, {"int6/g64/bf16", 257}, {"int6/g128/bf16", 513},
-                    {"int8/g128/bf16", 1025}, {"int5/g64/bf16", 129}, {"int7/g128/bf16", 129}};
+                    {"int8/g128/bf16", 2049}, {"int5/g64/bf16", 129}, {"int7/g128/bf16", 129}};
   for (const auto& [format, handoff] : wide_codes) {
     SCOPED_TRACE(format);
     auto wide = plan_jit_kernels(8192, 8192, *WeightFormat::parse(format), DType::bf16(),

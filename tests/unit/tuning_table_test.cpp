@@ -127,6 +127,31 @@ TEST(MmaTile, TextRoundTripAndErrors) {
   ASSERT_FALSE(ps_wg.ok());
   EXPECT_NE(ps_wg.status().message().find("prescaled tiles (ps) are warp-specialized (ws)"),
             std::string::npos);
+  // TMA stage copies (" tma"): warp-specialized tiles with at most 1 KB of codes per 16-row
+  // tile and stage (3-bit codes take 1.5 KB per 64-K unit), through the text form, the config
+  // and the kernel source.
+  auto tma = MmaTile::parse("w8x1 t1 f32 s6 k64 waves1 ws ps tma");
+  ASSERT_TRUE(tma.ok()) << tma.status().to_string();
+  EXPECT_TRUE(tma->tma);
+  EXPECT_EQ(tma->to_string(), "w8x1 t1 f32 s6 k64 waves1 ws ps tma");
+  auto tma_config = mma_config_for(*tma, f, DType::bf16(), DType::bf16(), *device_preset("h200"));
+  ASSERT_TRUE(tma_config.ok()) << tma_config.status().to_string();
+  EXPECT_TRUE(tma_config->tma);
+  EXPECT_EQ(mma_tile_of(*tma_config), *tma);
+  EXPECT_NE(tma_config->spec().source.find("kTma = true"), std::string::npos);
+  for (const auto& [tile, weight] :
+       {std::pair{"w4x1 t1 f8 s4 k128 wg tma", "int4/g128/bf16"},
+        std::pair{"w8x1 t1 f16 s5 k128 waves1 ws tma", "int3/g128/bf16"},
+        std::pair{"w8x1 t1 f8 s3 k256 waves1 ws tma", "int4/g128/bf16"}}) {
+    auto c = mma_config_for(*MmaTile::parse(tile), *WeightFormat::parse(weight), DType::bf16(),
+                            DType::bf16(), *device_preset("h200"));
+    EXPECT_FALSE(c.ok()) << tile << " " << weight;
+    if (!c.ok()) {
+      EXPECT_NE(c.status().message().find("TMA stage copies (tma) are for warp-specialized"),
+                std::string::npos)
+          << c.status().to_string();
+    }
+  }
   for (const char* bad : {"w4x1 t1 f1 s4 k256 splits0", "w4x1 t1 f1 s4 k256 splits17"}) {
     auto r = MmaTile::parse(bad);
     EXPECT_FALSE(r.ok()) << bad;

@@ -1,0 +1,71 @@
+#include "jit/tma_maps.h"
+
+#include <cstring>
+
+#include "dense/mma_layout.cuh"
+#include "jit/cuda_driver.h"
+
+namespace qgemm {
+
+static_assert(sizeof(TmaMap) == sizeof(CUtensorMap) && alignof(TmaMap) == alignof(CUtensorMap),
+              "TmaMap mirrors the driver's CUtensorMap");
+
+namespace {
+
+// A 2-D map of `rows` rows of `row_elems` elements, `pitch` bytes apart, in boxes of
+// `box_elems` x `box_rows`.
+Status encode_2d(const CudaDriver& driver, CUtensorMapDataType type, const void* base,
+                 int64_t row_elems, int64_t rows, int64_t pitch, int box_elems, int box_rows,
+                 CUtensorMapSwizzle swizzle, TmaMap* map) {
+  const cuuint64_t dims[2] = {cuuint64_t(row_elems), cuuint64_t(rows)};
+  const cuuint64_t strides[1] = {cuuint64_t(pitch)};
+  const cuuint32_t box[2] = {cuuint32_t(box_elems), cuuint32_t(box_rows)};
+  const cuuint32_t element_strides[2] = {1, 1};
+  QGEMM_CU(&driver, cuTensorMapEncodeTiled, reinterpret_cast<CUtensorMap*>(map), type, 2,
+           const_cast<void*>(base), dims, strides, box, element_strides,
+           CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+           CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return Status();
+}
+
+}  // namespace
+
+Status encode_tma_maps(const MmaGemmConfig& c, const MmaOperands& o, MmaGemmMaps* maps) {
+  std::memset(maps, 0, sizeof(*maps));
+  if (!c.tma) return Status();
+  if (reinterpret_cast<uintptr_t>(o.a) % 16 != 0 || o.lda % 8 != 0 || o.m < 1 || o.k < 1)
+    return invalid_argument(str("TMA activation map: needs 16-byte aligned rows (a=", o.a,
+                                ", lda=", o.lda, " elements) and m, k >= 1 (m=", o.m, ", k=", o.k,
+                                ")"));
+  auto driver = cuda_driver();
+  if (!driver) return driver.status();
+  // Dimension 0 is K (contiguous), 1 the tokens; a box is a 64-K slab (128 bytes, the
+  // swizzle's row) of the CTA's token tile.
+  QGEMM_RETURN_IF_ERROR(encode_2d(
+      **driver,
+      c.act == DType::bf16() ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+      o.a, o.k, o.m, o.lda * 2, 64, c.block_m(), CU_TENSOR_MAP_SWIZZLE_128B, &maps->act));
+  // In 32-bit words: a row is one 16-row tile's codes (or table pairs) along the whole K.
+  const int tiles = c.tiles_n * c.warps_n;
+  const int64_t unit_bytes = mma_layout::unit_bytes(c.bits);
+  const int64_t row_bytes = o.k_units * unit_bytes;
+  QGEMM_RETURN_IF_ERROR(encode_2d(**driver, CU_TENSOR_MAP_DATA_TYPE_UINT32, o.weights,
+                                  row_bytes / 4, o.n_tiles, row_bytes,
+                                  static_cast<int>(c.units_per_stage * unit_bytes / 4), tiles,
+                                  CU_TENSOR_MAP_SWIZZLE_NONE, &maps->weights));
+  if (c.group_k == 0) return Status();
+  const int gps = mma_layout::groups_per_stage(c.group_k, c.stage_k());
+  auto table = [&](const void* base, int pair_bytes, TmaMap* map) {
+    const int64_t group_bytes = 8 * pair_bytes;
+    return encode_2d(**driver, CU_TENSOR_MAP_DATA_TYPE_UINT32, base, o.groups * group_bytes / 4,
+                     o.n_tiles, o.groups * group_bytes, static_cast<int>(gps * group_bytes / 4),
+                     tiles, CU_TENSOR_MAP_SWIZZLE_NONE, map);
+  };
+  QGEMM_RETURN_IF_ERROR(table(o.scales, c.scale_table == DType::fp32() ? 8 : 4,
+                              &maps->scales));
+  if (c.zero_table)
+    QGEMM_RETURN_IF_ERROR(table(o.zeros, mma_layout::zero_pair_bytes(c.zero_kind()), &maps->zeros));
+  return Status();
+}
+
+}  // namespace qgemm
