@@ -296,12 +296,8 @@ Status JitLayer::run_mma(const LinearArgs& args, size_t bucket) const {
   p.k_units = w_->k_units;
   p.groups = w_->groups;
   p.k_stages = k_stages;
-  MmaOperands operands;
-  operands.a = a, operands.m = args.m, operands.k = p.k, operands.lda = lda;
-  operands.weights = p.weights, operands.scales = p.scales, operands.zeros = p.zeros;
-  operands.n_tiles = p.n_tiles, operands.k_units = p.k_units, operands.groups = p.groups;
   MmaGemmMaps maps;
-  QGEMM_RETURN_IF_ERROR(encode_tma_maps(c, operands, &maps));
+  QGEMM_RETURN_IF_ERROR(encode_tma_maps(c, p, &maps));
   const unsigned grid_y = static_cast<unsigned>(token_tiles(c, args.m));
   const MmaTailSplit tail = tail_split(bucket, args.m);
   if (tail.splits > 1) {

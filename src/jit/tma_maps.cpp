@@ -30,13 +30,13 @@ Status encode_2d(const CudaDriver& driver, CUtensorMapDataType type, const void*
 
 }  // namespace
 
-Status encode_tma_maps(const MmaGemmConfig& c, const MmaOperands& o, MmaGemmMaps* maps) {
+Status encode_tma_maps(const MmaGemmConfig& c, const MmaGemmParams& p, MmaGemmMaps* maps) {
   std::memset(maps, 0, sizeof(*maps));
   if (!c.tma) return Status();
-  if (reinterpret_cast<uintptr_t>(o.a) % 16 != 0 || o.lda % 8 != 0 || o.m < 1 || o.k < 1)
-    return invalid_argument(str("TMA activation map: needs 16-byte aligned rows (a=", o.a,
-                                ", lda=", o.lda, " elements) and m, k >= 1 (m=", o.m, ", k=", o.k,
-                                ")"));
+  if (reinterpret_cast<uintptr_t>(p.a) % 16 != 0 || p.lda % 8 != 0 || p.m < 1 || p.k < 1)
+    return invalid_argument(str("TMA activation map: needs 16-byte aligned rows (a=",
+                                static_cast<const void*>(p.a), ", lda=", p.lda,
+                                " elements) and m, k >= 1 (m=", p.m, ", k=", p.k, ")"));
   auto driver = cuda_driver();
   if (!driver) return driver.status();
   // Dimension 0 is K (contiguous), 1 the tokens; a box is a 64-K slab (128 bytes, the
@@ -44,27 +44,27 @@ Status encode_tma_maps(const MmaGemmConfig& c, const MmaOperands& o, MmaGemmMaps
   QGEMM_RETURN_IF_ERROR(encode_2d(
       **driver,
       c.act == DType::bf16() ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-      o.a, o.k, o.m, o.lda * 2, 64, c.block_m(), CU_TENSOR_MAP_SWIZZLE_128B, &maps->act));
+      p.a, p.k, p.m, int64_t(p.lda) * 2, 64, c.block_m(), CU_TENSOR_MAP_SWIZZLE_128B, &maps->act));
   // In 32-bit words: a row is one 16-row tile's codes (or table pairs) along the whole K.
   const int tiles = c.tiles_n * c.warps_n;
   const int64_t unit_bytes = mma_layout::unit_bytes(c.bits);
-  const int64_t row_bytes = o.k_units * unit_bytes;
-  QGEMM_RETURN_IF_ERROR(encode_2d(**driver, CU_TENSOR_MAP_DATA_TYPE_UINT32, o.weights,
-                                  row_bytes / 4, o.n_tiles, row_bytes,
+  const int64_t row_bytes = p.k_units * unit_bytes;
+  QGEMM_RETURN_IF_ERROR(encode_2d(**driver, CU_TENSOR_MAP_DATA_TYPE_UINT32, p.weights,
+                                  row_bytes / 4, p.n_tiles, row_bytes,
                                   static_cast<int>(c.units_per_stage * unit_bytes / 4), tiles,
                                   CU_TENSOR_MAP_SWIZZLE_NONE, &maps->weights));
   if (c.group_k == 0) return Status();
   const int gps = mma_layout::groups_per_stage(c.group_k, c.stage_k());
   auto table = [&](const void* base, int pair_bytes, TmaMap* map) {
     const int64_t group_bytes = 8 * pair_bytes;
-    return encode_2d(**driver, CU_TENSOR_MAP_DATA_TYPE_UINT32, base, o.groups * group_bytes / 4,
-                     o.n_tiles, o.groups * group_bytes, static_cast<int>(gps * group_bytes / 4),
+    return encode_2d(**driver, CU_TENSOR_MAP_DATA_TYPE_UINT32, base, p.groups * group_bytes / 4,
+                     p.n_tiles, p.groups * group_bytes, static_cast<int>(gps * group_bytes / 4),
                      tiles, CU_TENSOR_MAP_SWIZZLE_NONE, map);
   };
-  QGEMM_RETURN_IF_ERROR(table(o.scales, c.scale_table == DType::fp32() ? 8 : 4,
+  QGEMM_RETURN_IF_ERROR(table(p.scales, c.scale_table == DType::fp32() ? 8 : 4,
                               &maps->scales));
   if (c.zero_table)
-    QGEMM_RETURN_IF_ERROR(table(o.zeros, mma_layout::zero_pair_bytes(c.zero_kind()), &maps->zeros));
+    QGEMM_RETURN_IF_ERROR(table(p.zeros, mma_layout::zero_pair_bytes(c.zero_kind()), &maps->zeros));
   return Status();
 }
 

@@ -183,12 +183,8 @@ Expected<testing::CheckedRun> run_wgmma(const MmaGemmConfig& c, const QuantizedW
   p.k_units = pw.k_units;
   p.groups = pw.groups;
   p.k_stages = k_stages;
-  MmaOperands operands;
-  operands.a = p.a, operands.m = m, operands.k = a.k, operands.lda = a.k;
-  operands.weights = p.weights, operands.scales = p.scales, operands.zeros = p.zeros;
-  operands.n_tiles = p.n_tiles, operands.k_units = p.k_units, operands.groups = p.groups;
   MmaGemmMaps maps;
-  QGEMM_RETURN_IF_ERROR(encode_tma_maps(c, operands, &maps));
+  QGEMM_RETURN_IF_ERROR(encode_tma_maps(c, p, &maps));
   QGEMM_RETURN_IF_ERROR(launch_z_clusters(*kernel, grid_x, grid_y, static_cast<unsigned>(splits),
                                           cluster ? static_cast<unsigned>(splits) : 1u,
                                           /*programmatic=*/true, CUstream(nullptr), p, maps));
