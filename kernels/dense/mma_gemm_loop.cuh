@@ -185,6 +185,13 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run_ws(const MmaGemmParams& p, const MmaGemmMaps
   if constexpr (kZeroSums)
     for (FragC& f : sums.f)
       for (float& v : f.r) v = 0.0f;
+  // Prescaled stages release this warpgroup's previous one once its wgmmas are done.
+  auto release_previous = [&](int it) {
+    if (it >= kWarpsK) {
+      __syncwarp();
+      if (lane == 0) mbarrier_arrive(&empty[(it - kWarpsK) % Cfg::kStages]);
+    }
+  };
   if constexpr (kPsStageBatch) {
     // Two stages per iteration, each with its own A registers (kPsStageBatch). An odd last
     // stage runs after the loop: skipped inside it, ptxas would see a path on which a decode
@@ -193,12 +200,8 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run_ws(const MmaGemmParams& p, const MmaGemmMaps
       const int slot = it % Cfg::kStages;
       mbarrier_wait(&full[slot], (it / Cfg::kStages) & 1);
       fence_proxy_async_shared();  // cp.async wrote the stage, wgmma reads it (below)
-      compute_stage_prescaled(smem + slot * kStageBytes, acc, warp_n, warp_m, lane, [&] {
-        if (it >= kWarpsK) {
-          __syncwarp();
-          if (lane == 0) mbarrier_arrive(&empty[(it - kWarpsK) % Cfg::kStages]);
-        }
-      });
+      compute_stage_prescaled(smem + slot * kStageBytes, acc, warp_n, warp_m, lane,
+                              [&] { release_previous(it); });
     };
     int it = warp_k;
     for (; it + kWarpsK < w.iters; it += 2 * kWarpsK) {
@@ -213,14 +216,8 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run_ws(const MmaGemmParams& p, const MmaGemmMaps
       // NOTE: the stage came through cp.async (generic proxy); wgmma reads it through the async
       // proxy.
       fence_proxy_async_shared();
-      // A prescaled stage releases this warpgroup's previous stage once its wgmmas are done.
       compute_stage_wgmma(smem + slot * kStageBytes, acc, part, sums, flushes_at_end(w, it), warp_n,
-                          warp_m, lane, [&] {
-                            if (it >= kWarpsK) {
-                              __syncwarp();
-                              if (lane == 0) mbarrier_arrive(&empty[(it - kWarpsK) % Cfg::kStages]);
-                            }
-                          });
+                          warp_m, lane, [&] { release_previous(it); });
       if constexpr (!kPrescaled) {
         __syncwarp();
         if (lane == 0) mbarrier_arrive(&empty[slot]);

@@ -6,8 +6,8 @@
 #include "backend/cublaslt_library.h"
 #include "dense/mma_dequant_params.cuh"
 #include "dense/mma_gemm_params.cuh"
-#include "jit/tma_maps.h"
 #include "jit/kernel_cache.h"
+#include "jit/tma_maps.h"
 #include "pack/mma_pack.h"
 
 namespace qgemm {

@@ -32,8 +32,9 @@ Expected<LoadedKernel> get_kernel(const KernelSpec& spec);
 /// How many clusters of `cluster_z` CTAs of `kernel` (grid z neighbours) the device runs at once.
 Expected<int> max_active_clusters(const LoadedKernel& kernel, unsigned cluster_z);
 
-/// Launches with the kernel's by-value parameters, in order; the CTAs of each `cluster_z` consecutive grid z
-/// indices form one thread-block cluster (sm_90; 1: none; gridDim.z must be a multiple of it).
+/// Launches with the kernel's by-value parameters, in order; the CTAs of each `cluster_z`
+/// consecutive grid z indices form one thread-block cluster (sm_90; 1: none; gridDim.z must be a
+/// multiple of it).
 /// With `programmatic`, a kernel that allows it (LoadedKernel::programmatic) launches with
 /// programmatic stream serialization.
 template <typename... Params>

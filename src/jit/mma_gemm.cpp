@@ -50,6 +50,10 @@ MmaGemmConfig MmaGemmConfig::from_format(const WeightFormat& w, DType act, DType
 
 int MmaGemmConfig::unit_k() const { return mma_layout::unit_k(bits); }
 
+int MmaGemmConfig::scale_pair_bytes() const {
+  return mma_layout::scale_pair_bytes(elem_index(scale_table));
+}
+
 int MmaGemmConfig::smem_bytes() const {
   const int gps = mma_layout::groups_per_stage(group_k, stage_k());
   return mma_layout::ring_bytes(

@@ -78,6 +78,8 @@ struct MmaGemmConfig {
   /// Pipeline stages along a K of `k` (the packed weight's units, whole stages).
   int k_stages(int64_t k) const { return static_cast<int>((k + stage_k() - 1) / stage_k()); }
   int smem_bytes() const;
+  /// Bytes of one (row g, row g + 8) pair in the scale table (dense/mma_layout.cuh).
+  int scale_pair_bytes() const;
   /// 0 no zero points, 1 integer (half table), 2 float (fp32 table).
   int zero_kind() const { return zero_table ? (float_zero ? 2 : 1) : 0; }
 

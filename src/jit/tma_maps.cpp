@@ -61,8 +61,7 @@ Status encode_tma_maps(const MmaGemmConfig& c, const MmaGemmParams& p, MmaGemmMa
                      p.n_tiles, p.groups * group_bytes, static_cast<int>(gps * group_bytes / 4),
                      tiles, CU_TENSOR_MAP_SWIZZLE_NONE, map);
   };
-  QGEMM_RETURN_IF_ERROR(table(p.scales, c.scale_table == DType::fp32() ? 8 : 4,
-                              &maps->scales));
+  QGEMM_RETURN_IF_ERROR(table(p.scales, c.scale_pair_bytes(), &maps->scales));
   if (c.zero_table)
     QGEMM_RETURN_IF_ERROR(table(p.zeros, mma_layout::zero_pair_bytes(c.zero_kind()), &maps->zeros));
   return Status();

@@ -148,8 +148,8 @@ Expected<MmaTile> MmaTile::parse(const std::string& text) {
                                 "per warp, 8-token groups per warp, stages, K per stage, "
                                 "CTAs per SM, optional splitsN for N fixed K splits, wg for "
                                 "wgmma or ws for warp-specialized wgmma, kw2 for two compute "
-                                "warpgroups along K, ps for group scales on the weights, tma for TMA stage "
-                                "copies)"));
+                                "warpgroups along K, ps for group scales on the weights, "
+                                "tma for TMA stage copies)"));
   };
   while (in >> part) {
     int a = 0, b = 0;
