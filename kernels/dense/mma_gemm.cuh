@@ -446,6 +446,27 @@ struct MmaGemm {
                                                  FragC (*acc)[kTN][kFM], int warp_n, int warp_m,
                                                  int lane);
 
+  // NOTE: a pair of prescaled splits (bf16 output, whose weights the tile already rounds to bf16)
+  // trades the other split's half of the tile as bf16: each CTA keeps the rows of its own half
+  // in fp32 and leaves the other half as bf16 for the other CTA to read, so the DSMEM traffic of
+  // the sum halves (32 instead of 64 KB per CTA at 128 x 256). The sum is own + other, the same
+  // bits in either order; one of its two partials carries a bf16 rounding (int4/g128 8192^2
+  // M = 256: rel. error 2.14e-3 -> 2.44e-3, tolerance 5e-3). H200, `qgemm tune`, plain
+  // (bench/NOTES.md "bf16 pair exchange"): M = 256 49.0 -> 46.5 us, M = 128 (128-token tile)
+  // 28.8 -> 27.5; a diagnostic without the sum had put the fp32 exchange at ~2.7 us of 48.2.
+  static constexpr bool kBf16PairSum = kWs && kPrescaled && kWarpsK == 1 && kRedRows % 32 == 0;
+  static constexpr int kHalfRows = kRedRows / 2;
+  static constexpr int kOwnStride = kHalfRows + 4;      // floats; the fragment writes hit 32 banks
+  static constexpr int kTradedStride = kHalfRows + 8;   // bf16; likewise
+  static constexpr int kOwnBytes = kBlockM * kOwnStride * 4;
+  static_assert(!kBf16PairSum || kOwnBytes + kBlockM * kTradedStride * 2 <= kRedBytes,
+                "the pair's halves fit where the fp32 partial tile would");
+
+  /// cluster_sum_and_store for a pair of kBf16PairSum splits (after its leading barrier).
+  static QGEMM_DEVICE void cluster_sum_pair_bf16(const MmaGemmParams& p, const Work& w, u8* smem,
+                                                 FragC (*acc)[kTN][kFM], int warp_n, int warp_m,
+                                                 int lane);
+
   // ---- epilogue through shared memory -------------------------------------------------------
   //
   // NOTE: storing straight from the accumulator fragments takes 2- or 4-byte pieces spread over

@@ -96,6 +96,12 @@ QGEMM_DEVICE void MmaGemm<Cfg>::cluster_sum_and_store(const MmaGemmParams& p, co
   constexpr int kStride = kWs ? kTileStride : kRedRows;
   float* red = reinterpret_cast<float*>(smem);  // [token][kStride] partial tile
   __syncthreads();                              // nobody reads the ring any more
+  if constexpr (kBf16PairSum) {
+    if (cluster_ctas() == 2) {
+      cluster_sum_pair_bf16(p, w, smem, acc, warp_n, warp_m, lane);
+      return;
+    }
+  }
   if constexpr (kWs) {
     if (acc != nullptr) write_tile(red, *acc, warp_n, warp_m, lane);
   } else {
@@ -178,6 +184,69 @@ QGEMM_DEVICE void MmaGemm<Cfg>::cluster_sum_and_store(const MmaGemmParams& p, co
     }
   }
   cluster_sync_relaxed();  // no CTA leaves while another still reads its shared memory
+#endif
+}
+
+template <class Cfg>
+QGEMM_DEVICE void MmaGemm<Cfg>::cluster_sum_pair_bf16(const MmaGemmParams& p, const Work& w,
+                                                      u8* smem, FragC (*acc)[kTN][kFM],
+                                                      int warp_n, int warp_m, int lane) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  // CTA r sums rows [r * kHalfRows, (r + 1) * kHalfRows) of the tile: [token][kOwnStride] fp32
+  // of its own split, and [token][kTradedStride] bf16 of the other half for the other CTA.
+  float* own = reinterpret_cast<float*>(smem);
+  u16* traded = reinterpret_cast<u16*>(smem + kOwnBytes);
+  const int rank = static_cast<int>(cluster_rank());
+  if (acc != nullptr) {
+    // A warp's 16 rows lie in one half.
+    if ((warp_n * kTN * 16 < kHalfRows) == (rank == 0)) {
+      for_each_element(0, 0, warp_n, warp_m, lane, [&](int tn, int fm, int i, int row, int token) {
+        own[token * kOwnStride + row % kHalfRows] = (*acc)[tn][fm].r[i];
+      });
+    } else {
+      for_each_element(0, 0, warp_n, warp_m, lane, [&](int tn, int fm, int i, int row, int token) {
+        traded[token * kTradedStride + row % kHalfRows] =
+            static_cast<u16>(pack_half2<Elem::kBf16>((*acc)[tn][fm].r[i], 0.0f));
+      });
+    }
+  }
+  cluster_sync();
+  constexpr int kPieces = 2, kHalfPieces = kHalfRows / 8;
+  const int pieces = min(kBlockM, p.m - w.m0) * kHalfPieces;
+  const u32 other = static_cast<u32>(rank ^ 1);
+  const int row0 = w.n_tile0 * 16 + rank * kHalfRows;
+  const bool vec = vector_stores(p);
+  for (int e0 = static_cast<int>(threadIdx.x); e0 < pieces; e0 += kPieces * kThreads) {
+    float4 mine[kPieces][2];
+    float4 theirs[kPieces];  // 8 bf16
+#pragma unroll
+    for (int j = 0; j < kPieces; ++j) {  // the loads of both pieces in flight before any add
+      const int e = e0 + j * kThreads;
+      if (e < pieces) {
+        const int token = e / kHalfPieces, piece = e % kHalfPieces;
+        const float4* at = reinterpret_cast<const float4*>(own + token * kOwnStride + piece * 8);
+        mine[j][0] = at[0], mine[j][1] = at[1];
+        theirs[j] = load_cluster_f32x4(
+            reinterpret_cast<const float*>(traded + token * kTradedStride + piece * 8), other);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kPieces; ++j) {
+      const int e = e0 + j * kThreads;
+      if (e >= pieces) continue;
+      const u32 t[4] = {__float_as_uint(theirs[j].x), __float_as_uint(theirs[j].y),
+                        __float_as_uint(theirs[j].z), __float_as_uint(theirs[j].w)};
+      const float4 lo = mine[j][0], hi = mine[j][1];
+      float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        v[2 * q] += half_to_float<Elem::kBf16>(static_cast<u16>(t[q] & 0xffffu));
+        v[2 * q + 1] += half_to_float<Elem::kBf16>(static_cast<u16>(t[q] >> 16));
+      }
+      store_piece(p, row0 + (e % kHalfPieces) * 8, w.m0 + e / kHalfPieces, v, vec);
+    }
+  }
+  cluster_sync_relaxed();  // no CTA leaves while the other still reads its shared memory
 #endif
 }
 

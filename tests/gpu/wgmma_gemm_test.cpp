@@ -236,7 +236,7 @@ class WgmmaGemmGpuTest : public ::testing::TestWithParam<Case> {
 };
 
 // Every tile at every batch size; split-K (3 splits, global and in a cluster) for the small
-// batches.
+// batches, and 2 for the prescaled tiles at the larger ones (a cluster pair trades bf16 halves).
 TEST_P(WgmmaGemmGpuTest, MatchesReferenceAtEveryBatchSize) {
   QGEMM_REQUIRE_SM90();
   ASSERT_TRUE(use_device(0).ok());
@@ -258,7 +258,7 @@ TEST_P(WgmmaGemmGpuTest, MatchesReferenceAtEveryBatchSize) {
     for (const Tile& t : kTiles) {
       if (!tile_applies(t, wf, act)) continue;
       const MmaGemmConfig cfg = wgmma_config(wf, act, t);
-      const int splits = m <= 64 ? 3 : 1;
+      const int splits = m <= 64 ? 3 : t.prescaled ? 2 : 1;
       // Split-K sums through global partials, and through shared memory in a cluster.
       for (bool cluster : {false, true}) {
         if (cluster && splits == 1) continue;
