@@ -85,6 +85,8 @@ struct MmaGemm {
   static constexpr int kWeightBytes = kTilesCta * kUnits * kUnitBytes;
   static constexpr int kActBytes = kBlockM * kStageK * 2;
   static constexpr int kScaleBytes = kTilesCta * kGroupsPerStage * 8 * kScalePairBytes;
+  static constexpr int kZeroPairBytes = mma_layout::zero_pair_bytes(Cfg::kZeroTable);
+  static constexpr int kZeroBytes = kTilesCta * kGroupsPerStage * 8 * kZeroPairBytes;
   static constexpr bool kWgmma = Cfg::kWgmma;
   // NOTE: warp-specialized tiles may take their stages by TMA (Cfg::kTma, tile part " tma"):
   // one thread of the copy warpgroup issues a 2-D box per 64-K activation slab (the map's
@@ -173,7 +175,7 @@ struct MmaGemm {
     QGEMM_DEVICE void load(u8* dst, int g0, int groups_left, int tid) const;
   };
   using ScaleTable = Table<kScalePairBytes>;
-  using ZeroTable = Table<mma_layout::zero_pair_bytes(Cfg::kZeroTable)>;
+  using ZeroTable = Table<kZeroPairBytes>;
 
   /// Per-thread copy sources and destinations at stage offset 0, for copying thread `tid` of
   /// kLoadThreads.
@@ -379,10 +381,7 @@ struct MmaGemm {
   /// Bytes one stage's TMA boxes bring (kTma): the whole boxes, also where they lie partly
   /// outside the operands (read as zeros).
   static constexpr int kStageTmaBytes =
-      kWeightBytes + kActBytes + (kGroups ? kScaleBytes : 0) +
-      (kGroups && Cfg::kZeroTable != 0
-           ? kTilesCta * kGroupsPerStage * 8 * mma_layout::zero_pair_bytes(Cfg::kZeroTable)
-           : 0);
+      kWeightBytes + kActBytes + (kGroups ? kScaleBytes + kZeroBytes : 0);
   /// The copy warpgroup's loop of kTma tiles, run by one thread: each stage's boxes, announced
   /// on `full` by one arrival with their byte count.
   static QGEMM_DEVICE void copy_stages_tma(const MmaGemmMaps* maps, const Work& w, u64* full,

@@ -199,7 +199,9 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run_ws(const MmaGemmParams& p, const MmaGemmMaps
     auto run_stage = [&](int it) {
       const int slot = it % Cfg::kStages;
       mbarrier_wait(&full[slot], (it / Cfg::kStages) & 1);
-      fence_proxy_async_shared();  // cp.async wrote the stage, wgmma reads it (below)
+      // cp.async wrote the stage, wgmma reads it (below). TMA tiles keep the fence too: without
+      // it they measured no faster (bench/NOTES.md "no proxy fence on TMA stages").
+      fence_proxy_async_shared();
       compute_stage_prescaled(smem + slot * kStageBytes, acc, warp_n, warp_m, lane,
                               [&] { release_previous(it); });
     };
@@ -214,7 +216,7 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run_ws(const MmaGemmParams& p, const MmaGemmMaps
       const int slot = it % Cfg::kStages;
       mbarrier_wait(&full[slot], (it / Cfg::kStages) & 1);
       // NOTE: the stage came through cp.async (generic proxy); wgmma reads it through the async
-      // proxy.
+      // proxy. TMA tiles keep the fence too (see the prescaled loop above).
       fence_proxy_async_shared();
       compute_stage_wgmma(smem + slot * kStageBytes, acc, part, sums, flushes_at_end(w, it), warp_n,
                           warp_m, lane, [&] { release_previous(it); });
@@ -246,8 +248,7 @@ QGEMM_DEVICE void MmaGemm<Cfg>::copy_stages_tma(const MmaGemmMaps* maps, const W
       tma_load_2d(tables, &maps->scales, g0 * 8 * kScalePairBytes / 4, w.n_tile0,
                   &full[it % Cfg::kStages]);
       if constexpr (Cfg::kZeroTable != 0)
-        tma_load_2d(tables + kScaleBytes, &maps->zeros,
-                    g0 * 8 * mma_layout::zero_pair_bytes(Cfg::kZeroTable) / 4, w.n_tile0,
+        tma_load_2d(tables + kScaleBytes, &maps->zeros, g0 * 8 * kZeroPairBytes / 4, w.n_tile0,
                     &full[it % Cfg::kStages]);
     }
   };

@@ -56,7 +56,7 @@ struct MmaGemmConfig {
   std::string to_string() const;
   /// Tiling only, e.g. "w4x1 t2 f8 u2 s4" (" wg" appended for wgmma, " ws" when also
   /// warp-specialized, " kw2" for two compute warpgroups along K, " ps" when prescaled, " tma"
-  /// for TMA activation copies).
+  /// for TMA stage copies).
   std::string tiling() const;
   uint64_t hash() const;
   KernelSpec spec() const;
