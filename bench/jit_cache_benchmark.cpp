@@ -1,5 +1,5 @@
 // JIT timings: a cold NVRTC compile of the largest Hopper GEMM variant, a load of it from the disk
-// cache, and an in-process cache hit. Run: ./build/qgemm_jit_benchmark (see bench/NOTES.md).
+// cache, and an in-process cache hit. Run: ./build/qgemm_jit_benchmark.
 #include <benchmark/benchmark.h>
 #include <stdlib.h>
 
@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <string>
 
+#include "backend/device_presets.h"
 #include "jit/compiler.h"
 #include "jit/kernel_cache.h"
 #include "plan/mma_gemm_policy.h"

@@ -6,7 +6,7 @@
 # the same) or is missing, then a count.
 #
 # Why: the decode tiles' main loop is scheduled differently when code that never runs in them
-# changes (bench/NOTES.md, "decode schedule": 3-5% at M = 1). A change to shared kernel code
+# changes (docs/design.md, "decode schedule"). A change to shared kernel code
 # that leaves their SASS byte-identical needs no new timing of them.
 #
 # Needs cuobjdump: $CUOBJDUMP, else on PATH, else $CUDA_HOME/bin (pip: nvidia-cuda-cuobjdump).
@@ -59,7 +59,7 @@ loop_verdict() {
 same=0 differ=0 missing=0
 # NOTE: kernels are matched by their whole generated source (the Cfg struct; the kernel headers
 # are not in it), not by the config line: several kernels share a config line (formats that
-# print alike), and matching by it compared unrelated kernels (session 28).
+# print alike), and matching by it would compare unrelated kernels.
 declare -A new_by_source
 for f in "$2"/*.cu; do new_by_source[$(md5sum < "$f" | cut -d' ' -f1)]=$f; done
 for old in "$1"/*.cu; do

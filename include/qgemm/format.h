@@ -43,8 +43,12 @@ struct WeightFormat {
   DType zero_type = DType::fp32();  ///< kFloat zero points only
   bool global_scale = false;        ///< an extra fp32 scale per tensor (per expert)
 
-  /// Parses a spec or an alias; errors name the bad part and what is accepted.
+  /// Parses a spec or an alias; errors name the bad part and what is accepted. A scale
+  /// granularity without a scale type takes default_scale_type().
   static Expected<WeightFormat> parse(std::string_view spec);
+  /// The scale type a spec that names none gets: fp16 for integer codes (GPTQ, AWQ), ue8m0 for
+  /// float codes in groups of 32 (OCP MX), fp32 for other float codes.
+  static DType default_scale_type(const WeightFormat& format);
   /// The canonical spec: parse(to_string()) == *this, and canonical input prints unchanged.
   std::string to_string() const;
   /// The alias this format is known by ("mxfp4", ...), or "".
@@ -79,6 +83,8 @@ enum class ActScaleKind : uint8_t {
 
 /// An activation format: `bf16`, `fp16`, `e4m3/token`, `e4m3/g32/ue8m0` (alias `mxfp8`),
 /// `e4m3/g128/fp32`, `int8/token`, `e4m3/tensor`. a[m, k] = scale[m, col(k)] * code[m, k].
+/// Token and tensor scales are fp32; group scales without a type are ue8m0 in groups of 32
+/// (`e4m3/g32` = `mxfp8`), fp32 otherwise.
 struct ActFormat {
   DType type = DType::bf16();
   ActScaleKind scale_kind = ActScaleKind::kNone;

@@ -10,6 +10,9 @@
 #include "qgemm/quantized.h"
 #include "qgemm/status.h"
 
+// The driver's stream type (cuda.h declares it the same way).
+struct CUstream_st;
+
 namespace qgemm {
 
 /// Who runs a layer.
@@ -41,17 +44,38 @@ struct LinearOptions {
   bool programmatic_launch = true;
 };
 
+/// A CUDA stream: the pointer type of both CUstream and cudaStream_t, so either passes as it is
+/// (no CUDA header needed here). Null is the default stream.
+using Stream = ::CUstream_st*;
+
+/// The scales of quantized activations as run() receives them. Their granularity must be the
+/// one LinearOptions::act describes; fp16/bf16 activations take none.
+///
+///   token:  [m] values, one per row        group:  [m][K / group_k], row-major
+///   tensor: [1] value
+struct ActScales {
+  const void* data = nullptr;               ///< device pointer (host pointer on a host layer)
+  DType type = DType::fp32();               ///< element type of the array (fp32)
+  ActScaleKind kind = ActScaleKind::kNone;  ///< per token, per group of K, or per tensor
+  int group_k = 0;                          ///< kGroup: elements of K per scale
+
+  /// fp32 scales laid out as `format` describes them (QuantizedActivations::scales).
+  static ActScales of(const ActFormat& format, const float* data) {
+    return {data, DType::fp32(), format.scale_kind, format.group_k};
+  }
+};
+
 /// One call of a Linear layer: C[m, N] = A[m, K] . W^T (+ bias). Pointers are device pointers
 /// on a GPU layer and host pointers on a host layer (device -1).
 struct LinearArgs {
   int64_t m = 0;
   const void* a = nullptr;          ///< [m, K] row-major, elements of the activation type
-  const float* a_scales = nullptr;  ///< activation scales as in QuantizedActivations::scales
+  ActScales a_scales;               ///< quantized activations only
   const void* bias = nullptr;       ///< optional [N] in the output type
   void* c = nullptr;                ///< [m, N] row-major, output type
   void* workspace = nullptr;        ///< at least workspace_bytes(m) bytes, or null if that is 0
   size_t workspace_bytes = 0;
-  void* stream = nullptr;  ///< CUstream; null = the default stream
+  Stream stream = nullptr;
 };
 
 namespace detail {

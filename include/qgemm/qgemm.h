@@ -8,3 +8,4 @@
 #include "qgemm/quantized.h"
 #include "qgemm/reference.h"
 #include "qgemm/status.h"
+#include "qgemm/version.h"

@@ -93,8 +93,4 @@ Expected<QuantizedWeight> quantize_weights(const HostValues& w, int64_t experts,
 Expected<QuantizedActivations> quantize_activations(const HostValues& a, int64_t m, int64_t k,
                                                     const ActFormat& format);
 
-/// `count` normally distributed floats with standard deviation `stddev`, reproducible from `seed`
-/// whatever the number of threads.
-std::vector<float> random_normal(int64_t count, uint64_t seed, float stddev = 1.0f);
-
 }  // namespace qgemm

@@ -19,10 +19,6 @@ struct Routing {
   Status validate(int64_t experts) const;
 };
 
-/// Random routing: each token picks top_k distinct experts (fewer if there are fewer experts),
-/// with softmax-like positive weights; `dropped` of every 16 slots (0..15) get id -1.
-Routing random_routing(int64_t tokens, int top_k, int64_t experts, uint64_t seed, int dropped = 0);
-
 /// The CPU reference dense GEMM: C[m, n] = sum_k a[m, k] * w[n, k] (+ bias[n]) from exactly
 /// dequantized operands, accumulated in double on all cores. Any M, N, K the formats allow.
 /// `rows` selects which rows of C to compute (empty = all); the result is [rows, N] row-major.

@@ -91,10 +91,10 @@ struct MmaGemm {
   // NOTE: warp-specialized tiles may take their stages by TMA (Cfg::kTma, tile part " tma"):
   // one thread of the copy warpgroup issues a 2-D box per 64-K activation slab (the map's
   // 128-byte swizzle is act_offset's layout), one for the CTA's weight codes and one per table,
-  // where every copying thread issued cp.async chunks with their address arithmetic on the SM
-  // sub-partitions where the compute warps issue their wgmmas (~155 instructions per stage and
-  // copy warp in the 256-token tile's SASS, ~10 now). H200 (bench/NOTES.md "TMA stage copies"):
-  // int4/g128 8192^2 M = 256 52.8 -> 48.5 us, M = 4096 870.8 -> 765.6.
+  // instead of every copying thread issuing cp.async chunks, whose address arithmetic takes
+  // issue slots on the SM sub-partitions where the compute warps issue their wgmmas (an order
+  // of magnitude more instructions per stage and copy warp; docs/design.md, "TMA
+  // stage copies").
   static constexpr bool kTma = Cfg::kTma;
   static constexpr int kPackedStageBytes = mma_layout::stage_bytes(
       kBits, kTilesCta, kUnits, kBlockM, kGroupsPerStage, Cfg::kScaleElem, Cfg::kZeroTable);
@@ -147,10 +147,10 @@ struct MmaGemm {
 
   // NOTE: every copy loop has a compile-time trip count, so it unrolls into straight-line
   // predicated cp.async; what does not depend on the stage is computed once per thread here.
-  // Decode is issue-bound on the integer pipe (bench/NOTES.md, "loader"), so a copy costs one
-  // compare and one address add per stage: a chunk outside the operands gets a position no stage
-  // reaches (kNever), and an invalid copy keeps its would-be address but reads zero bytes
-  // (cp.async src-size 0 does not access memory).
+  // Decode is issue-bound on the integer pipe (docs/design.md, "loader"), so a copy
+  // costs one compare and one address add per stage: a chunk outside the operands gets a
+  // position no stage reaches (kNever), and an invalid copy keeps its would-be address but
+  // reads zero bytes (cp.async src-size 0 does not access memory).
   static constexpr int kNever = 1 << 30;
   static constexpr int kUnitChunks = kUnitBytes / 16;
   static constexpr int kTileChunks = kUnits * kUnitChunks;
@@ -211,11 +211,10 @@ struct MmaGemm {
   static QGEMM_DEVICE void scale_pair(const u8* scales, int tile, int j, int g, float& lo,
                                       float& hi);
 
-  // NOTE: float zero points stay out of the MMA: rounding (q - z) to the activation type cost
-  // up to half an ulp of bf16 per weight (H200 format sweep, session 18: 2.2-2.6e-3 against
-  // fp16 output's 2e-3). The MMA takes the exact codes, one more MMA against a fragment of ones
-  // sums each token's activations over the group (all 16 rows alike), and the flush subtracts
-  // z * sum in fp32.
+  // NOTE: float zero points stay out of the MMA: rounding (q - z) to the activation type costs
+  // up to half an ulp of bf16 per weight, past fp16 output's tolerance. The MMA takes the exact
+  // codes, one more MMA against a fragment of ones sums each token's activations over the group
+  // (all 16 rows alike), and the flush subtracts z * sum in fp32.
   static constexpr bool kZeroSums = Cfg::kZeroTable == 2;
   /// Per-token activation sums over the current group (float zero points only).
   struct ZeroSums {
@@ -257,7 +256,7 @@ struct MmaGemm {
   // batch of wgmmas stays in flight while the next stage decodes; the stage's ring slot is
   // released once the next stage's first batch has been committed and the wait for all but it
   // has returned. The rounding of w * s to bf16 is the hand-off's (expansion + cuBLAS), within
-  // bf16 output's tolerance and not fp16's (bench/NOTES.md "scaled A", session 12), so these
+  // bf16 output's tolerance and not fp16's (docs/design.md, "prescaled ws tiles"), so these
   // tiles take bf16 activations and output only.
   static constexpr bool kPrescaled = Cfg::kPrescaled;
 
@@ -269,8 +268,8 @@ struct MmaGemm {
   }
   /// Whether the batch of wgmmas (compute_stage_wgmma) ends after the k-step at stage offset
   /// k_local. A batch is at most one unit, and one k-step for tiles of more than 128 tokens:
-  /// H200, 256-token tiles lost 5-17% batched (their A fragments of a whole unit on top of 128
-  /// accumulator registers), 64- and 128-token tiles gained 1-3%. 128-token tiles with group
+  /// batched, the 256-token tiles run slower (their A fragments of a whole unit on top of 128
+  /// accumulator registers), 64- and 128-token tiles faster. 128-token tiles with group
   /// sums batch at most 64 K: the A fragments of two batches of a 128-K unit (2-, 6-bit) on top of
   /// 64 sums and 64 partials spill at 384 threads.
   static constexpr bool ends_batch(int k_local) {
@@ -314,10 +313,10 @@ struct MmaGemm {
   // issue its wgmmas as one batch, which stays in flight while the next stage decodes: the loop
   // runs two stages per iteration, so consecutive stages hold their A fragments in different
   // registers (two sets of 16 next to 128 sums). Batches of one k-step, as the other tiles of
-  // more than 128 tokens take, got every wgmma serialized (C7513) and spilled. H200, int4/g128
-  // 8192^2, `qgemm tune` (bench/NOTES.md "256-token prescaled tiles", session 35): M = 1024
-  // 188.4 us against 236.6 (128 tokens) and the hand-off's 215.8. The 128-token tiles keep
-  // their batch per unit: one batch per stage measured the same there (M = 256 54.3 / 54.5).
+  // more than 128 tokens take, get every wgmma serialized (C7513) and spill. This is what makes
+  // the 256-token tile faster at large M than the 128-token tile and the hand-off
+  // (docs/design.md, "256-token prescaled tiles"). The 128-token tiles keep their
+  // batch per unit: one batch per stage gains them nothing.
   static constexpr bool kPsStageBatch = kPrescaled && kFM > 16;
   static_assert(!kPsStageBatch || kStageK == 64,
                 "prescaled tiles of more than 128 tokens take stages of 64 K");
@@ -353,7 +352,7 @@ struct MmaGemm {
   // precomputed copy sources (Loader) in registers; below 104 they spill (128 tokens, int4),
   // and the longer weight units of wide codes need more (3-bit: 12 bytes of spill at 104 with
   // 64 tokens; `qgemm jit check`). TMA tiles keep no copy sources; their copy warpgroup still
-  // takes part in the cluster sum, which spilled at 56.
+  // takes part in the cluster sum, which spills at 56.
   static constexpr int kCopyRegs =
       kTma ? 72
       : kWords > 16 ? 128
@@ -361,13 +360,10 @@ struct MmaGemm {
   static constexpr int kComputeRegs = (384 * 168 - 128 * kCopyRegs) / 256 / 8 * 8;
   /// Stages whose weights the copy warpgroup loads before waiting for the previous kernel.
   // NOTE: one. A cp.async arrival covers every copy its thread issued before it, so with the
-  // whole ring's weights up front the first stage waited for all of them, and a launch that is
-  // not programmatic gains nothing from loading them early. H200, `qgemm bench`, two
-  // interleaved rounds, whole ring / first stage (bench/NOTES.md "first stage first"): int4/g128
-  // 8192^2 plain M = 64 22.59, 22.57 / 21.80, 21.65 us, M = 256 55.91, 55.96 / 55.68, 55.58,
-  // int8/channel M = 64 30.80 / 29.08; programmatic M = 64 21.34 / 20.90, 20.85 but M = 128
-  // 34.88, 35.08 / 35.38, 35.32 (+1%). Codes of more than 16 words per lane and unit keep the
-  // whole ring: their copy loop spills with one (5-7 bits; `qgemm jit check`).
+  // whole ring's weights up front the first stage waits for all of them, and a launch that is
+  // not programmatic gains nothing from loading them early (docs/design.md, "first
+  // stage first"). Codes of more than 16 words per lane and unit keep the whole ring: their
+  // copy loop spills with one (5-7 bits; `qgemm jit check`).
   static constexpr int kWsEarlyStages = kWords > 16 ? Cfg::kStages : 1;
 
   /// The warp-specialized main loop. The copy warpgroup fills ring slot s for its i-th time once
@@ -412,9 +408,9 @@ struct MmaGemm {
   /// The last split of a tile to finish: acc = the sum of every split's partial tile (its own
   /// included, as written), in split order, so the result does not depend on which split is last.
   // NOTE: up to 32 loads (kSplitBatch splits x kFragsPerLoad fragments) go out before any is
-  // added: one L2 round trip each. Summing element by element over the splits waited one round
-  // trip per load (H200: 15 of the 44 us of an M = 64 layer with 2 splits, bench/NOTES.md
-  // "split-K sum").
+  // added: one L2 round trip each. Summing element by element over the splits waits one round
+  // trip per load, and those round trips, not the adds, set the sum's time
+  // (docs/design.md, "split-K sum").
   static constexpr int kFragsPerLoad = kTN * kFM * 4 <= 32 ? kFM : (8 / kTN > 0 ? 8 / kTN : 1);
   static constexpr int kSplitBatch =
       kTN * kFragsPerLoad * 4 >= 32 ? 1 : 32 / (kTN * kFragsPerLoad * 4);
@@ -449,10 +445,8 @@ struct MmaGemm {
   // trades the other split's half of the tile as bf16: each CTA keeps the rows of its own half
   // in fp32 and leaves the other half as bf16 for the other CTA to read, so the DSMEM traffic of
   // the sum halves (32 instead of 64 KB per CTA at 128 x 256). The sum is own + other, the same
-  // bits in either order; one of its two partials carries a bf16 rounding (int4/g128 8192^2
-  // M = 256: rel. error 2.14e-3 -> 2.44e-3, tolerance 5e-3). H200, `qgemm tune`, plain
-  // (bench/NOTES.md "bf16 pair exchange"): M = 256 49.0 -> 46.5 us, M = 128 (128-token tile)
-  // 28.8 -> 27.5; a diagnostic without the sum had put the fp32 exchange at ~2.7 us of 48.2.
+  // bits in either order; one of its two partials carries a bf16 rounding, well within bf16
+  // output's tolerance (docs/design.md, "bf16 pair exchange").
   static constexpr bool kBf16PairSum = kWs && kPrescaled && kWarpsK == 1 && kRedRows % 32 == 0;
   static constexpr int kHalfRows = kRedRows / 2;
   static constexpr int kOwnStride = kHalfRows + 4;      // floats; the fragment writes hit 32 banks
@@ -470,12 +464,11 @@ struct MmaGemm {
   //
   // NOTE: storing straight from the accumulator fragments takes 2- or 4-byte pieces spread over
   // 8 rows and 8 tokens per instruction, each with its own address arithmetic and bounds check:
-  // ~1100 straight-line instructions per warp at 128 x 128 tiles, each fetched once (H200, ncu:
-  // 16% of the M = 256 kernel's samples, nearly all waiting for instructions). Staged as
-  // [token][row] fp32 in the drained ring, the tile leaves in pieces of 8 rows (one 16-byte
-  // store) from a short loop; split-K partials go out and come back the same way. H200: ws
-  // tiles 2-6% faster (M = 64 .. 1024); the decode tiles lost 1-3% (their main loop compiled
-  // to another schedule, 128 -> 95 registers), so they keep the fragment stores.
+  // about 1100 straight-line instructions per warp at 128 x 128 tiles, each fetched once, so the
+  // warps mostly wait for instructions. Staged as [token][row] fp32 in the drained ring, the tile
+  // leaves in pieces of 8 rows (one 16-byte store) from a short loop; split-K partials go out
+  // and come back the same way. The decode tiles keep the fragment stores: with the staged
+  // store their main loop compiles to another, slower schedule.
   static constexpr bool kStagedTile =
       kWs && kTileStride * kBlockM * 4 <= Cfg::kStages * kStageBytes;
   static constexpr int kPiecesPerToken = kRedRows / 8;
@@ -508,12 +501,10 @@ struct MmaGemm {
   // launched) sum: the others arrive with a release reduction and leave, and it waits for them
   // with acquire loads, so the summing CTA makes no atomic round trip of its own. It cannot wait
   // forever: CTAs are dispatched in launch order, so the other splits of its tile (lower
-  // blockIdx.z) are running or done, and they wait for nothing. H200, `qgemm tune`, plain
-  // (bench/NOTES.md "summing split"): int4/g128 8192^2 M = 1 12.74-12.80 -> 12.55-12.59 us,
-  // int3 12.26 -> 11.95, 4096 x 14336 11.88 -> 11.74 (session 26); M = 16 15.73-15.75 ->
-  // 15.36-15.42 (session 25). The 8-token tile's wait is one asm statement (as a C++ loop it
-  // rescheduled the main loop, and unsplit launches lost 1.0-1.3%). The 16-token tile sums
-  // through marked partials instead (below).
+  // blockIdx.z) are running or done, and they wait for nothing (docs/design.md,
+  // "summing split"). The 8-token tile's wait is one asm statement (as a C++ loop it reschedules
+  // the main loop, and unsplit launches get slower). The 16-token tile sums through marked
+  // partials instead (below).
   static constexpr bool kLastSplitSums = !kWgmma && kFM <= 2;
 
   // NOTE: the 16-token mma.sync tile sums its K splits through marked partials. The splits
@@ -526,16 +517,11 @@ struct MmaGemm {
   // arrival, an acquire poll and then the loads. It cannot wait forever, for the reason the
   // counter protocol cannot (above). The pieces still marked after the first loads are read
   // again together once, then waited for one at a time: this spelling keeps the 16-token tiles'
-  // main loops as measured (a loop re-reading all of them until none was marked rescheduled the
-  // four-stage tile's, 366 -> 377 SASS per loop). The kernels need fewer registers than with
-  // the counter (int4/g128/bf16 on two 512-K stages 174 -> 163: three CTAs per SM), which the
-  // split rule takes into account (mma_splits). H200, `qgemm tune`, plain, heuristic plans,
-  // main -> marked (bench/NOTES.md "marked partials", session 28 call 3): int4/g128 M = 16
-  // 8192^2 15.41 -> 14.98 us, 10240 x 8192 21.09 -> 20.28, 6144 x 8192 15.18 -> 12.75,
-  // 8192 x 28672 42.55 -> 41.31, uint4/g128/zp 16.27 -> 15.58, int3 15.39 -> 14.90, mxfp4
-  // 19.02 -> 18.06, M = 9 15.50 -> 14.99; unsplit N = 28672 48.80 -> 48.90, M = 32 24.10 ->
-  // 24.21. Slower where a tile has 4-6 splits: 4096^2 7.93 -> 8.34, 4096 x 14336 14.55 ->
-  // 15.15 (not understood; the bench notes say what was tried).
+  // main loops' schedule (a loop re-reading all of them until none is marked reschedules the
+  // four-stage tile's into a longer one). The kernels need fewer registers than with the counter
+  // (int4/g128/bf16 on two 512-K stages 163, not 174: three CTAs per SM), which the split rule
+  // takes into account (mma_splits; docs/design.md, "marked partials"). Tiles of
+  // 4-6 splits run slower this way, for a reason not understood.
   static constexpr bool kMarkedPartials = kLastSplitSums && kFM == 2;
   static constexpr u32 kPartialMark = 0xffffffffu;
   static constexpr int kMarkedValues = kTN * kFM * 4;  // fragment values per thread

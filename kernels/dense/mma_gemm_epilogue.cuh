@@ -88,11 +88,9 @@ QGEMM_DEVICE void MmaGemm<Cfg>::cluster_sum_and_store(const MmaGemmParams& p, co
                                                       int warp_m, int lane) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   // NOTE: only the warp-specialized tiles launch as clusters (mma_split_cluster). The others
-  // keep the element-by-element sum, compiled as before: the decode tiles' main loop schedule
-  // depends on what else compiles into the kernel. H200, int4/g128 M = 1 (bench/NOTES.md
-  // "cluster sum by pieces"): with no cluster code at all 13.23 -> 13.62 us at 8192^2 and
-  // 37.0 -> 38.0 at N = 28672 (same session); with the piece-wise sum compiled in, the whole
-  // recipe's decode rows ran 3-5% slower than in the session before.
+  // keep the element-by-element sum: the decode tiles' main loop schedule depends on what else
+  // compiles into the kernel, and the piece-wise sum compiled in slows their decode
+  // (docs/design.md, "cluster sum by pieces").
   constexpr int kStride = kWs ? kTileStride : kRedRows;
   float* red = reinterpret_cast<float*>(smem);  // [token][kStride] partial tile
   __syncthreads();                              // nobody reads the ring any more
@@ -132,9 +130,8 @@ QGEMM_DEVICE void MmaGemm<Cfg>::cluster_sum_and_store(const MmaGemmParams& p, co
     // NOTE: each CTA sums one slice of the tile's 8-row pieces: two 16-byte loads per piece and
     // split, the loads of two pieces and two splits in flight before any is added (one DSMEM
     // round trip per pass), its own split read locally, 16-byte stores of C. Element by element
-    // (one 4-byte remote load each, ~6 round trips per thread) the sum took 3.7 of the 25.0 us
-    // of an H200 int4/g128 8192^2 layer at M = 64 (2 splits; bench/NOTES.md "cluster sum by
-    // pieces").
+    // (one 4-byte remote load each, about 6 round trips per thread) the sum spends its time
+    // waiting on DSMEM round trips (docs/design.md, "cluster sum by pieces").
     constexpr int kPieces = 2, kSplitsInFlight = 2;
     const int pieces = min(kBlockM, p.m - w.m0) * kPiecesPerToken;
     const int per = (pieces + ranks - 1) / ranks;
@@ -368,12 +365,12 @@ QGEMM_DEVICE void MmaGemm<Cfg>::finish(const MmaGemmParams& p, const Work& w, u8
     // release (cumulative) publishes them. No full fences.
     sync_compute_threads();
     i32* counter = p.counters + blockIdx.y * gridDim.x + blockIdx.x;
-    {  // NOTE: a block of its own, as when the 16-token tile had a branch here: without it
-       // four 8-token kernels compiled to other code (int3/g128, int7, e4m3, uint4/zp/row).
+    {  // NOTE: a block of its own: without it four 8-token kernels compile to other code
+       // (int3/g128, int7, e4m3, uint4/zp/row).
       // The summing split's acquire (the last split's wait, or the last arrival's atomic) makes
       // the others' partials visible; the barrier after it hands that on to the CTA.
       // (last_split_arrives() is the atomic protocol; written out here because calling it
-      // changed the decode kernels' register allocation, which is only measured as it stands.)
+      // changes the decode kernels' register allocation away from the benchmarked one.)
       __shared__ int is_last;
       if (threadIdx.x == 0) {
         if constexpr (kLastSplitSums) {
@@ -409,8 +406,8 @@ QGEMM_DEVICE bool MmaGemm<Cfg>::sum_marked_partials(const MmaGemmParams& p,
   const int last = static_cast<int>(gridDim.z) - 1;
   const i64 tile = static_cast<i64>(blockIdx.y) * gridDim.x + blockIdx.x;
   float* base = p.partials + tile * last * kPerSplit + threadIdx.x * kMarkedValues;
-  // NOTE: nothing passes between this CTA's threads here; the barrier stays because the timed
-  // build had it (without it the two-stage tile's main loop compiled to other registers).
+  // NOTE: nothing passes between this CTA's threads here; the barrier stays because without it
+  // the two-stage tile's main loop compiles to other registers than the benchmarked build's.
   sync_compute_threads();
   float own[kMarkedValues];
 #pragma unroll

@@ -61,8 +61,8 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run(const MmaGemmParams& p, const MmaGemmMaps* m
       for (float& v : f.r) v = 0.0f;
   // NOTE: the first stage's weights stream while the previous kernel on the stream finishes
   // (programmatic dependent launch, ptx/grid_dependency.cuh). Only the first: a commit group
-  // completes in order, so prefetching more would make the first stage wait for them
-  // (H200, int4 M = 1 without an overlap: 13.8 -> 14.5 us with all of the prologue's weights).
+  // completes in order, so prefetching more makes the first stage wait for them, which slows
+  // decode more than the early copies gain.
   if (w.iters > 0)
     load_stage_weights(p, loader, smem, w.unit_begin, w.unit_end, threadIdx.x);
   allow_dependent_launch();
@@ -111,14 +111,11 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run_ws(const MmaGemmParams& p, const MmaGemmMaps
   u64* empty = full + Cfg::kStages;
   // NOTE: the warp index broadcast from lane 0 is one the compiler knows to be warp-uniform, so
   // the wgmma descriptors built from it (warp_m's token rows) stay in uniform registers: no
-  // 64-bit add and register-to-uniform move before each wgmma. H200, 8192^2, `qgemm tune`
-  // (session 15): int4/g128 M = 64 / 256 26.33 / 58.50 -> 24.97 / 55.89 us, int8/channel
-  // M = 256 68.53 -> 65.10.
+  // 64-bit add and register-to-uniform move before each wgmma.
   const int warp = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 32), 0);
   const int lane = threadIdx.x % 32;
-  // NOTE: without warps along K, warp_m is written as before kw2 existed: `% kWarpsM` would
-  // let the compiler fold it to 0 and reschedule every ws kernel (their timings stand as
-  // measured with this code).
+  // NOTE: without warps along K, warp_m keeps this form: `% kWarpsM` would let the compiler
+  // fold it to 0 and reschedule every ws kernel away from its benchmarked schedule.
   const int warp_n = warp % Cfg::kWarpsN;
   const int warp_m =
       kWarpsK == 1 ? warp / Cfg::kWarpsN : (warp / Cfg::kWarpsN) % Cfg::kWarpsM;
@@ -200,7 +197,7 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run_ws(const MmaGemmParams& p, const MmaGemmMaps
       const int slot = it % Cfg::kStages;
       mbarrier_wait(&full[slot], (it / Cfg::kStages) & 1);
       // cp.async wrote the stage, wgmma reads it (below). TMA tiles keep the fence too: without
-      // it they measured no faster (bench/NOTES.md "no proxy fence on TMA stages").
+      // it they run no faster (docs/design.md, "Tried and refuted").
       fence_proxy_async_shared();
       compute_stage_prescaled(smem + slot * kStageBytes, acc, warp_n, warp_m, lane,
                               [&] { release_previous(it); });

@@ -75,10 +75,9 @@ QGEMM_DEVICE FragA MmaGemm<Cfg>::decode_a(const u32 (&words)[kWords], const u8* 
                          Cfg::kCodeKind != static_cast<int>(CodeKind::kFloat) &&
                          IntDecoder<kAct, kBits, Cfg::kConstZero>::kFoldsZero;
   // NOTE: the 8-token mma.sync tile makes both rows' addends in one fma and reads each row's
-  // through an operand selector (decode_minus_paired): 325 -> 319 SASS per 256-K stage of
-  // uint4/g128/bf16/zp. H200, 8192^2, `qgemm tune`, three rounds (bench/NOTES.md "zero points
-  // by operand selectors"): M = 1 13.50 -> 13.33 us. The 16-token tile got slower with the same
-  // code (M = 16 16.15 -> 16.63: another schedule, with 6 fewer instructions per stage), so the
+  // through an operand selector (decode_minus_paired): fewer instructions per stage and faster
+  // decode (docs/design.md, "zero points by operand selectors"). The 16-token tile
+  // gets slower with the same code (another schedule, though with fewer instructions), so the
   // other tiles keep the prmt broadcasts.
   constexpr bool kPairedZeros = kFold && kFM == 1 && !kWgmma;
   FragA a;

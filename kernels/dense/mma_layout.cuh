@@ -18,8 +18,8 @@
 // words, taken word by word, hold the group's remaining P - F G pairs, b bits each, lowest bits
 // first (b = 3: the 16th pair's bit j in bit 15 of word j). Whole fields cost one mask and one
 // fma per pair, where bit planes (2+1, 4+1, 4+2, 4+2+1) cost one of each per plane (the integer
-// pipe is what wide-code decode is short of: int3/g128 N = 28672 M = 1 spent 36 us computing
-// against 27 us copying, bench/NOTES.md).
+// pipe is what wide-code decode is short of: int3 decode spends longer computing than copying;
+// docs/design.md, "whole fields").
 //
 // Codes are stored unsigned: intN as code + 2^(N-1) (offset binary), uintN as is, floats as
 // their raw bits.

@@ -99,8 +99,8 @@ struct IntDecoder {
   /// through its operand selector: a group's zero points cost one fma per (row pair, r) instead
   /// of two prmt and two fma.
   // NOTE: the addend repeats decode_minus's rather than sharing a helper: with the helper, ptxas
-  // scheduled 14 of the wgmma and warp-specialized zero-point kernels differently (`jit check
-  // --dump` + scripts/compare_sass.sh, session 24), and those schedules are the measured ones.
+  // schedules 14 of the wgmma and warp-specialized zero-point kernels differently (`jit check
+  // --dump` + scripts/compare_sass.sh), and the schedules as they stand are the benchmarked ones.
   template <int Q, bool kHigh>
   static QGEMM_DEVICE u32 decode_minus_paired(const u32* words, u32 zeros) {
     static_assert(kFoldsZero, "see kFoldsZero");

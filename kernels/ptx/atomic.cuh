@@ -36,9 +36,8 @@ QGEMM_DEVICE int load_acquire_gpu(const int* counter) {
 /// Waits until *counter == value, reading it at GPU scope with acquire: writes published with
 /// release before that value are visible to this thread afterwards.
 // NOTE: the loop is one asm statement. Written as a C++ loop around an acquire load, the extra
-// block changed how ptxas allocated registers and scheduled the decode tiles' main loops (the
-// 8-token int4/g128 tile: 569 -> 563-570 SASS, up to 140 registers); as one statement their main
-// loops stay byte-identical (`qgemm jit check --dump`, session 25).
+// block changes how ptxas allocates registers and schedules the decode tiles' main loops; as one
+// statement their main loops stay byte-identical (`qgemm jit check --dump`).
 QGEMM_DEVICE void wait_until_acquire_gpu(const int* counter, int value) {
   asm volatile(
       "{\n .reg .pred p;\n .reg .s32 v;\n WAIT%=:\n ld.acquire.gpu.global.s32 v, [%0];\n"

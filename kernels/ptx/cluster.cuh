@@ -36,9 +36,8 @@ QGEMM_DEVICE void cluster_sync() {
 /// a CTA's shared memory alive until the others have read it. Their remote loads are complete
 /// at their arrival because the values were consumed before it (added, stored).
 // NOTE: cluster_sync's release makes each thread wait until its own earlier global stores (here
-// the C tile just written) are acknowledged (MEMBAR.ALL.GPU in the SASS): H200, ncu stall
-// samples of int4/g128 8192^2 at M = 64 (bench/NOTES.md "relaxed exit barrier"), 3% of all
-// samples on that wait at the kernel's end.
+// the C tile just written) are acknowledged (MEMBAR.ALL.GPU in the SASS), a stall that shows at
+// the kernel's end (docs/design.md, "relaxed exit barrier").
 QGEMM_DEVICE void cluster_sync_relaxed() {
   asm volatile(
       "barrier.cluster.arrive.relaxed;\n"

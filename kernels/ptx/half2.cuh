@@ -134,7 +134,7 @@ QGEMM_DEVICE u32 high_half_both(u32 x) { return prmt(x, 0, 0x3232); }
 /// The same broadcasts as a `mov {h, h}`, which ptxas folds into the operand selector
 /// (.H0_H0 / .H1_H1) of the half2 instruction that reads the result: no instruction of its own,
 /// where the prmt above is one. Kept apart because the choice moves ptxas's schedule
-/// (bench/NOTES.md, "zero points by operand selectors").
+/// (docs/design.md, "zero points by operand selectors").
 QGEMM_DEVICE u32 low_half_operand(u32 x) {
   u32 d;
   asm("{\n .reg .b16 lo, hi;\n mov.b32 {lo, hi}, %1;\n mov.b32 %0, {lo, lo};\n}\n"

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "backend/device_buffer.h"
+#include "util/error.h"
 
 namespace qgemm {
 
@@ -43,7 +44,7 @@ Expected<HostRun> run_linear_on_host_data(const QuantizedWeight& w, const Quanti
   if (device < 0) {
     std::vector<uint8_t> workspace(layer->workspace_bytes(a.m));
     args.a = a.data.data();
-    args.a_scales = a.scales.empty() ? nullptr : a.scales.data();
+    if (!a.scales.empty()) args.a_scales = ActScales::of(a.format, a.scales.data());
     args.bias = bias.empty() ? nullptr : bias.data();
     args.c = c.data();
     args.workspace = workspace.empty() ? nullptr : workspace.data();
@@ -58,7 +59,8 @@ Expected<HostRun> run_linear_on_host_data(const QuantizedWeight& w, const Quanti
     for (auto* b : {&d_a, &d_s, &d_b, &d_c, &d_w})
       if (!*b) return b->status();
     args.a = d_a->get();
-    args.a_scales = a.scales.empty() ? nullptr : static_cast<const float*>(d_s->get());
+    if (!a.scales.empty())
+      args.a_scales = ActScales::of(a.format, static_cast<const float*>(d_s->get()));
     args.bias = bias.empty() ? nullptr : d_b->get();
     args.c = d_c->get();
     args.workspace = d_w->get();

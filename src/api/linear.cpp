@@ -6,6 +6,7 @@
 #include "api/router.h"
 #include "backend/backend.h"
 #include "util/log.h"
+#include "util/error.h"
 
 namespace qgemm {
 namespace detail {
@@ -122,14 +123,47 @@ Status Linear::prepare(int64_t max_tokens) {
 
 size_t Linear::workspace_bytes(int64_t m) const { return impl_->layer->workspace_bytes(m); }
 
+namespace {
+
+const char* act_scale_kind_name(ActScaleKind kind) {
+  switch (kind) {
+    case ActScaleKind::kNone: return "no";
+    case ActScaleKind::kToken: return "per-token";
+    case ActScaleKind::kGroup: return "per-group";
+    case ActScaleKind::kTensor: return "per-tensor";
+  }
+  return "unknown";
+}
+
+// The scales run() receives must match the activation format the layer was built for.
+Status check_act_scales(const char* where, const ActFormat& act, const ActScales& s) {
+  if (!act.is_quantized()) {
+    if (s.data != nullptr)
+      return invalid_argument(str(where, ": activations are ", act.to_string(),
+                                  ", which take no scales, but a_scales.data is set"));
+    return Status();
+  }
+  if (s.data == nullptr)
+    return invalid_argument(
+        str(where, ": activations are ", act.to_string(), " but a_scales.data is null"));
+  if (s.type != DType::fp32())
+    return invalid_argument(str(where, ": a_scales.type is ", s.type.name(),
+                                "; activation scales are passed as fp32 values"));
+  if (s.kind != act.scale_kind || (s.kind == ActScaleKind::kGroup && s.group_k != act.group_k))
+    return invalid_argument(str(where, ": a_scales describe ", act_scale_kind_name(s.kind),
+                                s.kind == ActScaleKind::kGroup ? str(" g", s.group_k) : "",
+                                " scales, but the layer's activations are ", act.to_string()));
+  return Status();
+}
+
+}  // namespace
+
 Status Linear::run(const LinearArgs& args) const {
   const char* where = "qgemm::Linear::run";
   if (args.m <= 0) return invalid_argument(str(where, ": m=", args.m, " must be positive"));
   if (args.a == nullptr) return invalid_argument(str(where, ": activation pointer a is null"));
   if (args.c == nullptr) return invalid_argument(str(where, ": output pointer c is null"));
-  if (impl_->options.act.is_quantized() && args.a_scales == nullptr)
-    return invalid_argument(
-        str(where, ": activations are ", impl_->options.act.to_string(), " but a_scales is null"));
+  QGEMM_RETURN_IF_ERROR(check_act_scales(where, impl_->options.act, args.a_scales));
   if (args.m > impl_->prepared_tokens)
     return invalid_argument(str(where, ": m=", args.m, " exceeds prepare(max_tokens=",
                                 impl_->prepared_tokens, "); call prepare() with a larger bound"));

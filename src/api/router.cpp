@@ -1,4 +1,5 @@
 #include "api/router.h"
+#include "util/error.h"
 
 namespace qgemm {
 namespace {

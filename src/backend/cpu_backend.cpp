@@ -3,6 +3,7 @@
 #include "backend/backend.h"
 #include "jit/cuda_driver.h"
 #include "qgemm/reference.h"
+#include "util/error.h"
 
 namespace qgemm {
 namespace {
@@ -39,7 +40,7 @@ class CpuLayer final : public PreparedLayer {
     std::vector<uint8_t> out(out_bytes);
     if (problem_.device < 0) {
       std::memcpy(a.data.data(), args.a, a.data.size());
-      if (!a.scales.empty()) std::memcpy(a.scales.data(), args.a_scales, a.scales.size() * 4);
+      if (!a.scales.empty()) std::memcpy(a.scales.data(), args.a_scales.data, a.scales.size() * 4);
       if (args.bias) std::memcpy(bias_bytes.data(), args.bias, bias_bytes.size());
     } else {
       QGEMM_RETURN_IF_ERROR(copy_from_device(args, a, bias_bytes));
@@ -79,7 +80,7 @@ class CpuLayer final : public PreparedLayer {
     QGEMM_CU(d, cuStreamSynchronize, static_cast<CUstream>(args.stream));
     QGEMM_CU(d, cuMemcpyDtoH, a.data.data(), reinterpret_cast<CUdeviceptr>(args.a), a.data.size());
     if (!a.scales.empty())
-      QGEMM_CU(d, cuMemcpyDtoH, a.scales.data(), reinterpret_cast<CUdeviceptr>(args.a_scales),
+      QGEMM_CU(d, cuMemcpyDtoH, a.scales.data(), reinterpret_cast<CUdeviceptr>(args.a_scales.data),
                a.scales.size() * 4);
     if (!bias.empty())
       QGEMM_CU(d, cuMemcpyDtoH, bias.data(), reinterpret_cast<CUdeviceptr>(args.bias), bias.size());

@@ -1,6 +1,7 @@
 #include "backend/cublaslt_gemm.h"
 
 #include "backend/cublaslt_library.h"
+#include "util/error.h"
 
 namespace qgemm {
 namespace {

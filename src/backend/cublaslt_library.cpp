@@ -1,4 +1,5 @@
 #include "backend/cublaslt_library.h"
+#include "util/error.h"
 
 #include <dlfcn.h>
 

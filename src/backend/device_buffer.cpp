@@ -1,4 +1,5 @@
 #include "backend/device_buffer.h"
+#include "util/error.h"
 
 #include <mutex>
 #include <vector>

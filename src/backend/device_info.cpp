@@ -3,6 +3,8 @@
 #include "backend/device_target.h"
 #include "jit/cuda_driver.h"
 #include "qgemm/device.h"
+#include "util/error.h"
+#include "backend/device_presets.h"
 
 namespace qgemm {
 
@@ -96,7 +98,7 @@ Expected<DeviceInfo> device_preset(const std::string& arch) {
          5120};
   } else if (arch == "h200") {
     // The one preset that is a product, not a family: named as the driver names the GPU, so
-    // tuning tables measured on an H200 apply when planning for it without one.
+    // tuning tables made on an H200 apply when planning for it without one.
     d = {"NVIDIA H200", 9, 0, 132, 60 << 20, 227 << 10, 141ll << 30, 1980000, 3201000, 6144};
   } else {
     return invalid_argument(str("unknown device preset '", arch,

@@ -4,6 +4,8 @@
 
 #include "jit/compiler.h"
 #include "util/log.h"
+#include "util/error.h"
+#include "backend/device_presets.h"
 
 namespace qgemm {
 
@@ -19,7 +21,7 @@ bool describe_as_kernel_target(DeviceInfo& info, const char* target) {
   }
   const bool from_env = preset.ok();
   // NOTE: the newest target is sm_90a; later GPUs run the sm_80 kernels as PTX (forward
-  // compatible by the CUDA model; not measured on such a GPU).
+  // compatible by the CUDA model; untested on such a GPU).
   if (!preset && info.sm_major >= 10) preset = device_preset("sm_80");
   if (!preset || preset->sm() >= info.sm()) return false;
   info.name += str(" (as ", preset->arch(), ")");

@@ -3,6 +3,7 @@
 #include "backend/jit_layer.h"
 #include "jit/nvrtc_library.h"
 #include "plan/jit_kernel_plan.h"
+#include "util/error.h"
 
 namespace qgemm {
 namespace {

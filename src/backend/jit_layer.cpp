@@ -9,6 +9,7 @@
 #include "jit/kernel_cache.h"
 #include "jit/tma_maps.h"
 #include "pack/mma_pack.h"
+#include "util/error.h"
 
 namespace qgemm {
 namespace {

@@ -1,4 +1,5 @@
 #include "backend/backend.h"
+#include "util/error.h"
 
 namespace qgemm {
 

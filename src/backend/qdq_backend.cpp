@@ -10,6 +10,7 @@
 #include "jit/kernel_loader.h"
 #include "jit/nvrtc_library.h"
 #include "plan/mma_gemm_policy.h"
+#include "util/error.h"
 
 namespace qgemm {
 namespace {
@@ -132,7 +133,7 @@ class QdqBackend final : public Backend {
     if (p.act.is_quantized())
       return Support::no(str("activations ", p.act.to_string(),
                              ": qdq dequantizes weights only and needs fp16/bf16 activations"));
-    // NOTE: cuBLASLt's bf16 GEMMs need sm_80 tensor cores; not measured on an sm_75 GPU.
+    // NOTE: cuBLASLt's bf16 GEMMs need sm_80 tensor cores; untested on an sm_75 GPU.
     if (p.device_info.sm() < 80 && p.act.type == DType::bf16())
       return Support::no(
           str("bf16 GEMMs need sm_80 or newer, the device is ", p.device_info.arch()));

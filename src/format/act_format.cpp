@@ -2,6 +2,7 @@
 
 #include "format/spec_parts.h"
 #include "qgemm/format.h"
+#include "util/error.h"
 
 namespace qgemm {
 namespace {
@@ -64,10 +65,9 @@ Expected<ActFormat> ActFormat::parse(std::string_view spec) {
       return bad_act_part(spec, p, "unknown part");
     }
   }
+  // Groups without a scale type: ue8m0 in groups of 32 (OCP MX), fp32 otherwise.
   if (f.scale_kind == ActScaleKind::kGroup && !have_scale_type)
-    return invalid_argument(str("activation spec '", spec,
-                                "': group scales need a scale type (fp32 or ue8m0 usually); ",
-                                kActSpecHelp));
+    f.scale_type = f.group_k == 32 ? DType::ue8m0() : DType::fp32();
   Status s = f.validate();
   if (!s.ok()) return invalid_argument(str("activation spec '", spec, "': ", s.message()));
   return f;

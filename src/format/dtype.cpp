@@ -1,4 +1,5 @@
 #include "qgemm/dtype.h"
+#include "util/error.h"
 
 #include <algorithm>
 #include <cmath>

@@ -3,6 +3,7 @@
 
 #include "format/spec_parts.h"
 #include "qgemm/format.h"
+#include "util/error.h"
 
 namespace qgemm {
 namespace {
@@ -34,6 +35,14 @@ const std::vector<FormatAlias>& weight_aliases() {
       {"fp8_channel", "e4m3/channel/fp32"},
   };
   return aliases;
+}
+
+DType WeightFormat::default_scale_type(const WeightFormat& f) {
+  // Integer codes: fp16, as GPTQ and AWQ store them. Float codes: ue8m0 in groups of 32 (OCP
+  // MX), fp32 otherwise.
+  if (f.type.is_int()) return DType::fp16();
+  if (f.scale_kind == ScaleKind::kGroup && f.group_k == 32) return DType::ue8m0();
+  return DType::fp32();
 }
 
 Expected<WeightFormat> WeightFormat::parse(std::string_view spec) {
@@ -98,9 +107,7 @@ Expected<WeightFormat> WeightFormat::parse(std::string_view spec) {
       return bad_part(spec, p, "unknown part");
     }
   }
-  if (f.has_scales() && !have_scale_type)
-    return invalid_argument(str("weight spec '", spec, "': missing scale type after the ",
-                                "granularity; accepted: ", kScaleTypes, "; ", kWeightSpecHelp));
+  if (f.has_scales() && !have_scale_type) f.scale_type = default_scale_type(f);
   if (!f.has_scales() && have_scale_type)
     return invalid_argument(str("weight spec '", spec, "': a scale type needs a granularity ",
                                 "(/g<G>, /channel, /b<GN>x<GK> or /tensor) before it"));

@@ -9,6 +9,7 @@
 #include "jit/embedded_headers.h"
 #include "jit/nvrtc_library.h"
 #include "util/hash.h"
+#include "util/error.h"
 
 namespace qgemm {
 namespace {

@@ -1,4 +1,5 @@
 #include "jit/cuda_driver.h"
+#include "util/error.h"
 
 #include <dlfcn.h>
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "qgemm/status.h"
+#include "util/error.h"
 
 namespace qgemm {
 

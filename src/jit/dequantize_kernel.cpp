@@ -1,4 +1,5 @@
 #include "jit/dequantize_kernel.h"
+#include "util/error.h"
 
 namespace qgemm {
 

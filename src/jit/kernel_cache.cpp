@@ -18,6 +18,7 @@
 #include "util/hash.h"
 #include "util/parallel.h"
 #include "util/progress.h"
+#include "util/error.h"
 
 namespace qgemm {
 namespace fs = std::filesystem;

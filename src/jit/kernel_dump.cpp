@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "jit/compiler.h"
+#include "util/error.h"
 
 namespace qgemm {
 namespace {

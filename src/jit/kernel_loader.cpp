@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "jit/kernel_cache.h"
+#include "util/error.h"
 
 namespace qgemm {
 

@@ -6,6 +6,7 @@
 #include "dense/mma_layout.cuh"
 #include "pack/mma_pack.h"
 #include "util/hash.h"
+#include "util/error.h"
 
 namespace qgemm {
 namespace {
@@ -206,9 +207,9 @@ std::string MmaGemmConfig::format_fields() const {
 }
 
 bool MmaGemmConfig::programmatic_launch() const {
-  // NOTE: one- and two-warp CTAs launch plainly: H200, int8/channel M = 1 on one-warp CTAs
-  // (1024 of them, 9 per SM) took 26.3 us with programmatic launch and 22.2 without, while the
-  // 4-warp decode tiles and the ws tiles gained 5-11% (bench/NOTES.md, "programmatic launch").
+  // NOTE: one- and two-warp CTAs launch plainly: many small CTAs per SM run slower launched
+  // programmatically, while the 4-warp decode tiles and the ws tiles gain
+  // (docs/design.md, "programmatic launch").
   return arch == "sm_90a" && threads() >= 128;
 }
 

@@ -1,4 +1,5 @@
 #include "jit/nvrtc_library.h"
+#include "util/error.h"
 
 #include <dlfcn.h>
 

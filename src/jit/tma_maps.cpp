@@ -4,6 +4,7 @@
 
 #include "dense/mma_layout.cuh"
 #include "jit/cuda_driver.h"
+#include "util/error.h"
 
 namespace qgemm {
 

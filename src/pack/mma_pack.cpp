@@ -5,6 +5,7 @@
 
 #include "dense/mma_layout.cuh"
 #include "util/parallel.h"
+#include "util/error.h"
 
 namespace qgemm {
 namespace {

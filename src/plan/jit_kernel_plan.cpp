@@ -1,4 +1,5 @@
 #include "plan/jit_kernel_plan.h"
+#include "util/error.h"
 
 #include <algorithm>
 

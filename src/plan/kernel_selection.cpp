@@ -1,4 +1,5 @@
 #include "plan/kernel_selection.h"
+#include "util/error.h"
 
 #include <algorithm>
 #include <cmath>

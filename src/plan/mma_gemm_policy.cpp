@@ -9,6 +9,7 @@
 
 #include "dense/mma_gemm_params.cuh"
 #include "dense/mma_layout.cuh"
+#include "util/error.h"
 
 namespace qgemm {
 namespace {
@@ -19,9 +20,9 @@ namespace {
 // four stages so four CTAs fit per SM, split-K filling at most one wave of them),
 // medium batches (a 64-row x 64-token tile of two warp rows, one CTA per SM) and a 128-row x
 // 64-token tile of eight warps above. Splits are a launch parameter, not a kernel parameter, so
-// they cost no extra compiles. These are the kernels `qgemm tune` chose on the H200 for
-// int4/g128 x bf16, N = K = 8192 (bench/NOTES.md, "planner"): within 1.3% of the best of 16
-// candidates at every M; tuning tables replace them per layer.
+// they cost no extra compiles. These are the autotuner's picks for int4/g128 x bf16,
+// N = K = 8192, close to its best candidate at every M (docs/design.md, "planner");
+// tuning tables replace them per layer.
 struct Bucket {
   int64_t max_m;
   MmaTile tile;
@@ -32,14 +33,13 @@ const Bucket kBuckets[] = {
     {INT64_MAX, {8, 1, 1, 8, 4, 128, 1}},
 };
 // NOTE: on Hopper (sm_90a) the medium and large buckets are warp-specialized wgmma tiles: two
-// 64-row warpgroups share 64 or 128 tokens, a third copies. `qgemm tune` on the H200,
-// int4/g128 x bf16, N = K = 8192 (bench/NOTES.md, "warp-specialized wgmma"): M = 64 43.6 us
-// (mma.sync bucket 48.5), M = 256 69.6 us (expansion + cuBLAS 94.8); expansion + cuBLAS wins
-// from M = 1024 (218 vs 276 us), hence the hand-off at 513 (mma_handoff_m). Decode is split at 8
-// tokens: 9..32 take a 16-token tile (M = 16: 16.5 us against 21.4 us for two rows of 8-token
-// CTAs, which read the weight twice; at M = 1 it loses, 16.3 against 13.8 us; bench/NOTES.md
-// "split-K sum"). With the hand-off's expansion kernel that is five kernels per layer (six for
-// layers of few rows: kSmallNTile below).
+// 64-row warpgroups share 64 or 128 tokens, a third copies. They beat the mma.sync tiles, and
+// expansion + cuBLAS up to medium batches; past them expansion + cuBLAS wins, hence the
+// hand-off at 513 (mma_handoff_m; docs/design.md, "warp-specialized wgmma"). Decode
+// is split at 8 tokens: 9..32 take a 16-token tile, which reads the weight once where two rows
+// of 8-token CTAs read it twice, but is slower at M = 1 (docs/design.md, "split-K
+// sum"). With the hand-off's expansion kernel that is five kernels per layer (six for layers
+// of few rows: kSmallNTile below).
 const Bucket kHopperBuckets[] = {
     {8, {4, 1, 1, 1, 4, 256, 4}},
     {32, {4, 1, 1, 2, 4, 256, 4}},
@@ -50,29 +50,21 @@ const Bucket kHopperBuckets[] = {
 // NOTE: a layer of few rows cannot fill the GPU with 128-row tiles at 33..64 tokens: the
 // medium bucket splits K 4+ ways in clusters whose sum costs more than it gains. There, 64-row
 // tiles of two compute warpgroups along K ("kw2": each takes every other stage, they add their
-// sums in shared memory) make twice the CTAs with half the splits. `qgemm tune` on the H200,
-// int4/g128 x bf16, M = 64 (bench/NOTES.md "warps along K"): N = K = 4096 12.72 -> 10.84 us,
-// N = 4096 K = 14336 25.34 -> 22.76; but N = K = 8192 22.17 -> 24.45 (each CTA copies the
-// activations for half the rows: 1.7x the bytes) and at 65..128 tokens 4096 x 14336 33.44 ->
-// 37.98, so only up to 64 tokens and only where the 128-row grid needs 4 or more splits.
+// sums in shared memory) make twice the CTAs with half the splits. They lose where the 128-row
+// grid needs few splits (each CTA copies the activations for half the rows: 1.7x the bytes) and
+// at 65..128 tokens, so only up to 64 tokens and only where the 128-row grid needs 4 or more
+// splits (docs/design.md, "warps along K").
 constexpr int64_t kSmallNMaxM = 64;
 // Shared memory the kernels declare statically, on top of their ring (a bound, not a count).
 constexpr int64_t kStaticSmemBytes = 256;
 const MmaTile kSmallNTile = {4, 1, 1, 8, 6, 128, 1, true, true, 0, 2};
 // NOTE: the 256-token prescaled tile (two warpgroups of 64 rows x 256 tokens, a batch of
 // wgmmas per 64-K stage; kPsStageBatch in dense/mma_gemm.cuh) decodes each weight once per 256
-// tokens instead of 128: 12-20% faster than the 128-token tile per token. It takes codes in
-// 64-K units (4 and 8 bits) with bf16 in and out. `qgemm tune` on the H200, plain launches,
-// 128-token ps tile / 256-token (bench/NOTES.md "256-token prescaled tiles", session 35):
-// int4/g128 8192^2 M = 512 108.3 / 94.4 us, M = 1024 236.6-243.4 / 188.4-188.9 (hand-off
-// 213.2-215.8), M = 2048 495.9-505.3 / 413.8-448.9 (hand-off 429.5-433.1), M = 3072 766.8 /
-// 680.1 (hand-off 634.7), M = 4096 1003 / 872-911 (hand-off 820-844); int8/channel M = 1024
-// 259.0 / 205.0 (hand-off 223.1), uint4/g128/zp 219.8 / 199.1, fp8 blocks 252.8 / 205.2. At
-// 129-256 tokens it runs as two K splits summed in a cluster: M = 160 / 192 / 256 53.8 / 53.3 /
-// 55.4 against 49.1 / 50.1 / 53.6, int8/channel M = 256 64.8 / 57.7, mxfp4 58.5 / 55.1; but
-// where its grid is small it loses (4096^2 M = 256 18.6 / 26.1). At 257-384 tokens the 128-token
-// tile's three token tiles beat its two (M = 320 85.0-85.5 / 89.9-90.4, M = 384 86.8-87.0 /
-// 91.1-91.2, 8200 x 8320 M = 300 86.0 / 91.7).
+// tokens instead of 128, so it is faster per token than the 128-token tile. It takes codes in
+// 64-K units (4 and 8 bits) with bf16 in and out. At 129-256 tokens it runs as two K splits
+// summed in a cluster, which pays except where its grid is small (wide_token_tile_fills). At
+// 257-384 tokens the 128-token tile's three token tiles beat its two
+// (docs/design.md, "256-token prescaled tiles").
 const MmaTile kWideTokenTile = {8, 1, 1, 32, 6, 64, 1, true, true, 0, 1, true, true};
 constexpr int64_t kWideTokenSplitMaxM = 256;     // one token tile, two K splits
 constexpr int64_t kNarrowTokenBetweenMaxM = 384;  // then three 128-token tiles
@@ -96,7 +88,7 @@ BucketList buckets(const DeviceInfo& device) {
 //                                2 above)
 //   QGEMM_SPLIT_WAVES=<w>        split-K aims at w CTAs per SM in every bucket
 //   QGEMM_SPLIT_MIN_STAGES=<s>   each split keeps at least s pipeline stages (default 4)
-//   QGEMM_SPLIT_PARTIAL_WAVES=1  splits may round up into a partial extra wave (the old rule)
+//   QGEMM_SPLIT_PARTIAL_WAVES=1  splits may round up into a partial extra wave
 //   QGEMM_NO_TAIL_SPLIT=1        no tail split (mma_tail_split): one launch per call
 const Bucket& bucket(size_t i, const DeviceInfo& device) { return buckets(device).buckets[i]; }
 
@@ -228,16 +220,12 @@ int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const De
   // NOTE: Hopper decode tiles split K only until each SM has enough weight bytes in flight
   // (CTAs per SM x the ring's stages ahead): more resident CTAs than that stream no faster, and
   // each adds its ring's last stages to the compute left after the single wave's last bytes
-  // arrive, and its partials to the fix-up. H200 sweep of 1-8 splits over 7 shapes and int4 /
-  // int3 / int2 / nvfp4 (bench/NOTES.md, "split count of the decode tiles by bytes in flight"):
-  // 8192^2 M = 1 int4 13.61 -> 13.20 us (2 splits, 2 x 24 KB per SM), nvfp4 21.00 -> 18.03;
-  // N = 14336 K = 4096 int4 13.52 -> 11.78 (1 split); int2 (12 KB per CTA) keeps 4 at 8192^2;
-  // M = 16 int8/channel 25.39 -> 23.29. Mean loss against each case's best split 1.8% (the old
-  // waves rule 3.0%); worst int2 / int3 at N = 14336 K = 4096 (2 splits, 1 is 10-12% faster).
-  // Only for plain launches: launched programmatically the 2-split layers were slower than
-  // plain ones (dense_w4a16, int4 8192^2 M = 1 programmatic 16.40 us against 12.28 with the
-  // whole wave's 4; bench/NOTES.md "splits and programmatic launch"). Not measured why;
-  // presumably the next launch's CTAs, let in early by a half-filled wave, slow the running one.
+  // arrive, and its partials to the fix-up. Over split counts, shapes and code widths this
+  // comes closer to each case's best split than a rule by waves (docs/design.md,
+  // "split count of the decode tiles by bytes in flight"). Only for plain launches: launched
+  // programmatically, layers of fewer splits run slower than with the whole wave's
+  // (docs/design.md, "splits and programmatic launch"). Why is not known; presumably
+  // the next launch's CTAs, let in early by a half-filled wave, slow the running one.
   const bool bytes_rule = device.arch() == "sm_90a" && !c.warp_specialized &&
                           c.block_m() <= 16 && env_waves == 0 && !programmatic;
   if (bytes_rule) {
@@ -248,17 +236,15 @@ int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const De
   }
   splits = std::min<int64_t>(splits, std::max<int64_t>(stages_total / min_stages, 1));
   // NOTE: never split into a partial extra wave of the CTAs that fit at once: the last wave's
-  // fill decides decode time (H200, int4/g128 M = 1, bench/NOTES.md "whole waves": 8192^2 at
-  // 0.97 instead of 1.21 waves 15.0 -> 14.2 us, N = 28672 42.7 -> 39.0 us).
+  // fill decides decode time (docs/design.md, "whole waves").
   const int64_t one_wave = mma_resident_estimate(c, device, registers) * sms;
   if (!partial_waves) splits = std::min<int64_t>(splits, std::max<int64_t>(one_wave / ctas, 1));
   // NOTE: a single wave of decode CTAs takes as long as its busiest SM: CTAs spread evenly give
   // some SMs ceil(CTAs / SMs) of them, each ceil(stages / splits) long. More splits than the
   // bytes in flight ask for are taken where that busiest SM's share comes >2% closer to the
-  // average. H200, M = 1, `qgemm tune` (bench/NOTES.md "balanced decode splits"): int4/g128
-  // 8192^2 3 -> 4 splits 12.96 -> 12.69 us, nvfp4 6144 x 8192 3 -> 4 18.40 -> 14.70. Measured on
-  // the 8-token tile only: the 16-token tile keeps the bytes rule and the marked-partials rule
-  // below.
+  // average (docs/design.md, "balanced decode splits"). The rule is for the 8-token
+  // tile only, where the data supports it: the 16-token tile keeps the bytes rule and the
+  // marked-partials rule below.
   if (bytes_rule && !partial_waves && c.block_m() <= 8) {
     const int64_t most = std::min<int64_t>(
         {one_wave / ctas, stages_total / min_stages, static_cast<int64_t>(kMaxSplits)});
@@ -273,11 +259,8 @@ int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const De
   }
   // NOTE: the 16-token tile (marked partials, three CTAs per SM at int4) takes fewer splits
   // where that cuts the busiest SM's stages by 10% or more: an SM with three CTAs streams each
-  // stage faster than one with two, by less than that. H200, `qgemm tune`, int4/g128 M = 16
-  // (bench/NOTES.md "marked partials"): 8192^2 3 -> 2 splits 15.29-15.40 -> 14.87-14.99 us
-  // (busiest SM 18 -> 16 stages); kept where the cut is smaller: 4096 x 14336 6 splits 14.63
-  // (4: 15.33, 14 against 15 stages), 8192 x 28672 3 splits 41.02 (2: 41.74), 6144 x 8192 4
-  // splits 13.21 (2: 14.51).
+  // stage faster than one with two, by less than that (docs/design.md, "marked
+  // partials").
   if (bytes_rule && !partial_waves && c.marks_partials()) {
     auto busiest = [&](int64_t s) {
       return (ctas * s + sms - 1) / sms * ((stages_total + s - 1) / s);
@@ -291,17 +274,12 @@ int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const De
 }
 
 int mma_split_cluster(const MmaGemmConfig& config, int splits, double wave_fill) {
-  // NOTE: the warp-specialized tiles (one CTA per SM) gain. `qgemm tune` on the H200, int4/g128
-  // 8192^2 (bench/NOTES.md "split-K in a cluster"): 128 x 64 ws tile at M = 64 29.8 -> 28.1 us,
-  // 128 x 128 at M = 128 42.0 -> 39.7 us. Of the mma.sync decode tiles (2-4 CTAs per SM) only
-  // the 8-token tile split in two gains (bench/NOTES.md "decode splits in pairs", session 27,
-  // plain launches, the plan's two splits summed through the global fix-up / in a cluster):
-  // uint4/g128/zp 8192^2 M = 1 13.43 -> 13.09 us, int4/g128 10240 x 8192 16.22 -> 15.70,
-  // int8/channel 21.33 -> 20.52, nvfp4 17.93 -> 17.32, at 0.06-0.65 waves. Clusters of three
-  // or four decode CTAs lose (int4/g128 8192^2 M = 1 with 4 splits 12.50 -> 14.45 us,
-  // int8/channel in threes 20.6 -> 24.8), and so does the 16-token tile in pairs at 0.97 waves
-  // (M = 16 15.39 -> 15.72). Pairs of a grid that fills most of a wave are not measured and keep
-  // the global fix-up.
+  // NOTE: the warp-specialized tiles (one CTA per SM) gain (docs/design.md, "split-K
+  // in a cluster"). Of the mma.sync decode tiles (2-4 CTAs per SM) only the 8-token tile split
+  // in two gains, on grids of up to kDecodePairMaxWaveFill of a wave (docs/design.md,
+  // "decode splits in pairs"). Clusters of three or four decode CTAs lose, and so does the
+  // 16-token tile in pairs at nearly a whole wave. Pairs of a grid that fills most of a wave are
+  // untested and keep the global fix-up.
   static const char* const env = std::getenv("QGEMM_SPLIT_CLUSTER");
   static const bool enabled = env == nullptr || std::string(env) != "0";
   const bool decode_pair = !config.wgmma && config.block_m() <= 8 && splits == 2 && wave_fill > 0 &&
@@ -316,9 +294,8 @@ int mma_splits_fitting_clusters(const MmaGemmConfig& config, int splits, int64_t
                                 const ClusterSlots& slots) {
   static_assert(std::tuple_size_v<ClusterSlots> > kMaxClusterSplits);
   // NOTE: the H200 runs 66 clusters of 2 CTAs of the ws tiles (one CTA per SM) but fewer than
-  // 32 of 4 (GPCs of 14-18 SMs): the 32 four-split tiles of a 4096^2 layer at M = 64 took 19.8
-  // us against 14.0 for 64 tiles in clusters of two at M = 100 (bench/NOTES.md "clusters that
-  // fit").
+  // 32 of 4 (GPCs of 14-18 SMs): tiles past the clusters that fit wait for a second wave, so
+  // fewer splits in smaller clusters are faster (docs/design.md, "clusters that fit").
   while (splits > 1 && mma_split_cluster(config, splits) > 1 && slots[splits] > 0 &&
          tiles > slots[splits])
     --splits;
@@ -328,13 +305,11 @@ int mma_splits_fitting_clusters(const MmaGemmConfig& config, int splits, int64_t
 MmaTailSplit mma_tail_split(const MmaGemmConfig& c, int64_t grid_x, int64_t grid_y, int splits,
                             int k_stages, const DeviceInfo& device, int registers) {
   // NOTE: the warp-specialized tiles hold one CTA per SM and are compute-bound, so a partial
-  // last wave costs a whole tile's time (H200, int4/g128 N = 10240, 160 CTAs: M = 128 57.7 us
-  // on 80 CTAs, M = 256 117.1 us). Splitting K of every tile does not pay (M = 256: 114.4 us
-  // with 2 splits, 129.4 with 4; bench/NOTES.md "tail split"), so only the last wave's CTA
-  // columns are split, into the SMs it would leave idle; the splits are summed in a cluster.
-  // The second launch costs 6-11 us of its own (M = 128 / 256 / 512: 79.0 -> 55.8, 115.9 ->
-  // 81.7, 172.9 -> 155.1 us), about 1500 K of a tile's time, so the splits must save at least
-  // 2048 K per CTA (int3/g128 N = 9000 K = 2048, M = 200, 2 splits: 35.1 -> 36.7 us).
+  // last wave costs a whole tile's time. Splitting K of every tile does not pay
+  // (docs/design.md, "tail split"), so only the last wave's CTA columns are split,
+  // into the SMs it would leave idle; the splits are summed in a cluster. The second launch has
+  // a cost of its own, about 1500 K of a tile's time, so the splits must save at least 2048 K
+  // per CTA.
   MmaTailSplit none{grid_x, 1};
   static const bool disabled = env_int("QGEMM_NO_TAIL_SPLIT", 0) > 0;
   if (disabled || !c.warp_specialized || splits != 1 || grid_y < 1) return none;
@@ -393,14 +368,14 @@ Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& wei
   c.units_per_stage = std::max(1, t.stage_k / c.unit_k());
   // Groups smaller than a unit (g16, g32 under the 64-K unit of 4-bit codes) flush their fp32
   // partial sums several times per unit: with 8 token groups per warp, two units per stage
-  // keep too many sums and scales live (e2m1/g32 spilled at 255 registers, `qgemm jit check`).
+  // keep too many sums and scales live (e2m1/g32 spills at 255 registers, `qgemm jit check`).
   // Prescaled tiles keep no partial sums.
   if (!c.prescaled && c.group_k > 0 && c.group_k < c.unit_k() && c.frags_m >= 8)
     c.units_per_stage = 1;
   // NOTE: decode tiles (16 tokens or fewer) are latency-bound: several CTAs per SM hide the
   // decode's dependency chains. Wide codes make long stages (8-bit: 120 KB for six 256-K
-  // stages, one CTA per SM), so their stages get shorter until three CTAs fit (H200, int8/channel
-  // at M = 1: 32.8 -> 28 us, bench/NOTES.md).
+  // stages, one CTA per SM), so their stages get shorter until three CTAs fit
+  // (docs/design.md, "wide-code decode stages and int8 decode stages").
   if (c.block_m() <= 16)
     while (c.units_per_stage > 1 && mma_resident_estimate(c, device) < 3) c.units_per_stage /= 2;
   // Groups smaller than a stage must divide it; groups larger must be a multiple of it.
@@ -419,8 +394,9 @@ Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& wei
   // 128 K (2-, 4-, 6- and 8-bit) there (group sums batch 64 K of A fragments at a time,
   // ends_batch in mma_gemm.cuh); 256-K units (3-, 5-, 7-bit), groups shorter than a unit
   // (e2m1/g16) and float zero points spill, and so do codes of more than 4 words in the
-  // 128-thread wgmma tiles (8-bit/g128: 12 bytes), so those keep 64 tokens. H200, M = 256
-  // (bench/NOTES.md, session 14): int8/channel 107.9 -> 68.8 us, int2/g128 79.5 -> 58.2.
+  // 128-thread wgmma tiles (8-bit/g128: 12 bytes), so those keep 64 tokens. The others read the
+  // weight once per 128 tokens (docs/design.md, "128-token ws tile for channel
+  // scales" and "128-token ws tile for grouped 2-, 6-, 8-bit codes").
   if (c.wgmma && c.frags_m > 8 &&
       (words > (c.warp_specialized ? 12 : 4) || (c.warp_specialized && c.unit_k() > 128) ||
        (!c.prescaled && c.group_k > 0 && c.group_k < c.unit_k()) || c.float_zero))
@@ -441,17 +417,14 @@ Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& wei
     while (c.stage_k() > 128 && c.units_per_stage > 1) c.units_per_stage /= 2;
   // NOTE: float zero points keep one partial set (their activation sums take the registers of
   // the second), so a stage of several groups drains its wgmmas once per group: those stages
-  // shrink to one group where a unit allows. `qgemm tune` on the H200, uint4/g64/fp16/zp_fp16
-  // 8192^2, M = 64 / 128 (bench/NOTES.md "float zero points after the MMA"): s6 k128 43.67 /
-  // 78.10 us, s6 k64 36.68 / 66.15.
+  // shrink to one group where a unit allows, which is faster (docs/design.md, "float
+  // zero points after the MMA").
   if (c.warp_specialized && c.float_zero && c.group_k > 0)
     while (c.stage_k() > c.group_k && c.units_per_stage > 1) c.units_per_stage /= 2;
   // NOTE: a warp-specialized stage of exactly one scale group becomes two groups in half as
   // many stages where each group can keep its own partial sums (kPartSets in mma_gemm.cuh: up to
   // 64 tokens, codes of at most 4 words, no float zero points): the MMAs drain once per two
-  // groups. `qgemm tune` on the H200, 8192^2, f8 s6 k128 -> s3 k256 (bench/NOTES.md "partial
-  // sets"): int4/g128 M = 64 27.99 -> 27.37 us, M = 128 44.67 -> 43.37; uint4/g128/zp M = 64
-  // 31.21 -> 29.66.
+  // groups (docs/design.md, "partial sets").
   if (c.warp_specialized && !c.prescaled && c.frags_m <= 8 && words <= 4 && !c.float_zero &&
       c.group_k == c.stage_k() && c.stages % 2 == 0)
     c.units_per_stage *= 2, c.stages /= 2;
@@ -502,8 +475,8 @@ MmaTile with_long_stages(MmaTile tile) {
 // Whether the 16-token decode tile with two 512-K stages (`long_tile`) runs 32 tokens in no
 // more waves of resident CTAs than the four-stage one (`short_tile`), its last 512-K stage at
 // least half full, and launches at least a third of a wave at 16 tokens (its fewer stages split
-// less: few CTAs cannot stream the weight). Registers as compiled since marked partials (session
-// 28, `qgemm jit` on sm_90a): int4/g128/bf16 163 and 124, three CTAs per SM each (2-bit codes fit
+// less: few CTAs cannot stream the weight). Registers as compiled with marked partials (`qgemm
+// jit` on sm_90a): int4/g128/bf16 163 and 124, three CTAs per SM each (2-bit codes fit
 // four of the short tile); groups under 128 cost the long tile more (int4/g64 188-194, int2/g32
 // 180, int1/g64 181: two per SM; int4/g32 and mxfp4 152-160), so those count as two.
 bool long_16_token_tile_fits_as_well(const MmaGemmConfig& long_tile,
@@ -527,14 +500,9 @@ bool long_16_token_tile_fits_as_well(const MmaGemmConfig& long_tile,
 // NOTE: prescaled ws tiles (tile part " ps": group scales multiply the decoded weights in bf16,
 // no partial sums, no flush, no drain at a stage's end; bf16 activations and output only) on
 // the 128-token tile wherever they apply, and on the 64-token one for groups under 64, where
-// main's tile flushes more than twice per 128-K stage (its two partial sets cover g64 and g128,
-// and win there). `qgemm tune` on the H200, 8192^2, plain launches, main / ps (bench/NOTES.md
-// "prescaled ws tiles", session 34): 128-token tile at M = 256 int4/g128 55.09 / 55.14 us,
-// uint4/g128/zp 62.05 / 56.73, uint4/g64/zp 72.40 / 57.12, int4/channel 52.25 / 50.81,
-// int8/channel 65.00 / 64.46, int8/g128 70.85 / 68.11, int2/g128 50.44 / 49.91, fp8 blocks
-// 64.98 / 64.40, mxfp4 115.51 / 58.38 and nvfp4 167.75 / 59.75 (on 128 tokens instead of 64:
-// without partial sums their short groups fit); 64-token tile at M = 64 mxfp4 34.32 / 26.76
-// but uint4/g128/zp 22.39 / 24.85 and int4/channel 22.28 / 22.46.
+// the tile with partial sums flushes more than twice per 128-K stage (its two partial sets
+// cover g64 and g128, and win there). Short groups (mxfp4, nvfp4) gain most: without partial
+// sums they fit 128 tokens instead of 64 (docs/design.md, "prescaled ws tiles").
 bool prescale_pays(const MmaTile& tile, const WeightFormat& weight) {
   return tile.warp_specialized &&
          (tile.frags_m > 8 || (weight.has_group_scales() && weight.group_k < 64));
@@ -544,16 +512,10 @@ bool prescale_pays(const MmaTile& tile, const WeightFormat& weight) {
 // the copy warpgroup issues a box per stage for the activations, the codes and each table; the
 // copy warpgroup keeps 72 registers, the compute warpgroups get 216) where a tile's codes of a
 // stage fit one box (1 KB per 16-row tile: 4-bit codes in 128-K stages, 8-bit in 64-K ones).
-// With per-thread cp.async the copy warps issued ~155 instructions per stage on the
-// sub-partitions where the compute warps issue their wgmmas. `qgemm tune` on the H200, plain
-// launches, 8192^2, cp.async / TMA for the activations only (a first build) / TMA for all
-// (bench/NOTES.md "TMA stage copies", session 36): 256-token ps tile int4/g128 M = 256 52.8-52.9 / 49.8-50.7 / 48.5-48.6 us,
-// M = 512 95.2 / 88.6-90.1 / 86.2, M = 1024 188.9-201.7 / 177.5-185.3 / 172.9-185.1, M = 4096
-// 870.8 / 792.0-800.2 / 765.6; uint4/g128/zp M = 1024 192.5 / 180.4-192.8 / 183.3, int8/channel
-// 202.4 / 195.3-198.2 / 181.7, nvfp4 - / 200.8 / 175.2; 128-token ps tile M = 96 30.5 / 30.4 /
-// 28.3, M = 320 84.1 / 82.9 / 75.7; 128-token fp16 tile (no ps) M = 256 56.4 / 58.8 / 49.6,
-// M = 1024 222.6 / 235.3 / 197.5. The 64-token tile keeps cp.async (its 256-K stages hold 2 KB
-// of codes per tile; TMA for its activations only: M = 64 21.6 -> 22.6).
+// With per-thread cp.async the copy warps issue an order of magnitude more instructions per
+// stage on the sub-partitions where the compute warps issue their wgmmas
+// (docs/design.md, "TMA stage copies"). The 64-token tile keeps cp.async (its 256-K
+// stages hold 2 KB of codes per tile; TMA for its activations only is slower).
 // Formats that shrink the tile below 128 tokens (mma_config_for) keep cp.async.
 MmaTile with_tma_if_it_pays(const MmaTile& tile, const WeightFormat& weight, DType act, DType out,
                             const DeviceInfo& device) {
@@ -571,11 +533,9 @@ int64_t ctas_along_n(const MmaTile& tile, int64_t n) {
 
 // NOTE: the 64-token ws tile runs 65..128 tokens as two token tiles, each reading the whole
 // weight; where the 128-token tile's grid fills 3/8 of the SMs or more it reads it once and is
-// faster. `qgemm tune` on the H200, plain launches, 64-token / 128-token tile (bench/NOTES.md
-// "medium bucket up to 64 tokens", session 34): int4/g128 8192^2 M = 72 36.02 / 29.76 us
-// (ps), M = 112 35.94 / 30.81, M = 128 35.96 / 31.11; 28672 x 8192 M = 96 128.37 / 106.37;
-// int8/channel 8192^2 M = 96 50.94 / 35.50; but 4096^2 (32 CTAs of 128 rows) M = 72 13.14 /
-// 14.56 and M = 128 13.21 / 16.48. Whether 6144 rows (48 CTAs) would gain is not measured.
+// faster; on smaller grids the 64-token tile's extra CTAs win (docs/design.md, "medium
+// bucket up to 64 tokens"). Whether 6144 rows (48 CTAs, just under the bound) would gain is
+// untested.
 int64_t medium_bucket_max_m(int64_t n, const DeviceInfo& device) {
   const int64_t large_ctas = ctas_along_n(bucket_tile(std::size(kHopperBuckets) - 1, device), n);
   return large_ctas * 8 >= int64_t(device.multiprocessors) * 3 ? kSmallNMaxM : 128;
@@ -595,13 +555,12 @@ Expected<MmaGemmConfig> wide_token_config(const WeightFormat& weight, DType act,
 // gives it, at most two) fills the GPU: its last wave 3/4 full (one CTA per SM), or 1.5 waves
 // or more.
 // NOTE: the last wave counts, not only the size of the grid: the recipe's qkv layer (10240 x
-// 8192: 80 such CTAs unsplit, 61% of a wave) took 89.4 us at M = 256 on them (session 36 call
-// 1, `bench/results/h200/session36/logs/bench_dense_w4a16_call1.log`) against 77.6 on the
-// 128-token tile (whose partial wave takes the tail split) in session 34, and 4096^2 (32 x 5
-// splits, 1.2 waves) 26.1 against 18.6 (session 35). Measured to win: 8192^2 (2 splits, 0.97
-// waves), 14336 x 4096 (0.85), 28672 x 8192 (1.7 waves: 186.8 against 201.7), 57344 x 8192
-// (3.4 waves: 309.4 us, cuBLAS 321.9; call 4). More splits sum 128 KB partial tiles over
-// larger clusters: 4096^2 (32 x 4 splits) is not measured with them and stays on 128 tokens.
+// 8192: 80 such CTAs unsplit, 61% of a wave) and 4096^2 (32 x 5 splits, 1.2 waves) run slower
+// on this tile than on the 128-token tile (whose partial wave takes the tail split), while
+// 8192^2 (2 splits, 0.97 waves), 14336 x 4096 (0.85), 28672 x 8192 (1.7 waves) and 57344 x 8192
+// (3.4 waves) run faster (docs/design.md, "256-token tile at 129-384 tokens"). More
+// splits sum 128 KB partial tiles over larger clusters: 4096^2 (32 x 4 splits) is untested with
+// them and stays on 128 tokens.
 bool wide_token_tile_fills(const MmaGemmConfig& wide, int64_t n, int64_t k,
                            const DeviceInfo& device) {
   const int64_t sms = device.multiprocessors;
@@ -619,36 +578,28 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
   for (size_t i = 0; i < buckets(device).size; ++i) {
     MmaTile tile = bucket_tile(i, device);
     // NOTE: decode of wide codes (more than 4 words per lane and unit: 3, 5, 6, 7, 8 bits) runs
-    // three stages, so more CTAs fit per SM. `qgemm tune` on the H200, M = 1: int3/g128 N = 28672
-    // 47.2 -> 42.9 us, int8/channel 8192^2 23.9 -> 23.4 us; int4 loses (13.9 -> 16.8 us).
+    // three stages, so more CTAs fit per SM; 4-bit codes lose with three and keep theirs
+    // (docs/design.md, "wide-code decode stages and int8 decode stages").
     if (tile.stages > 3 && tile.frags_m <= 2 && !tile.wgmma &&
         mma_layout::unit_words(weight.type.bits) > 4)
       tile.stages = 3;
     // NOTE: 8-bit codes without group scales decode in one-warp CTAs of 16 rows where the
     // four-warp CTAs (64 rows) would not all fit on the GPU at once: one-warp CTAs have no
     // CTA-wide barrier and fill a partial second wave in fine grains. Where the four-warp grid
-    // fits in one wave it is faster. `qgemm tune` on the H200, M = 1, w1x1 against w4x1 s3 k256
-    // (bench/NOTES.md "8-bit channel codes: CTA size by waves"): int8/channel 8192^2 22.00 /
-    // 21.44 us, 4096^2 10.86 / 9.40, N = 10240 K = 8192 35.27 / 27.82, 4096 x 14336 23.99 /
-    // 19.22; N = 28672 (448 four-warp CTAs, 396 fit) 69.70 / 87.35, N = 57344 128.32 / 132.24;
-    // e4m3/channel the same picture. With g128 scales the one-warp CTAs lose (int8/g128 22.66 ->
-    // 22.98), so those keep four warps. Only where it was measured: the decode bucket of at most
-    // 8 tokens (Hopper's); elsewhere that tile also serves up to 32 tokens.
+    // fits in one wave it is faster (docs/design.md, "8-bit channel codes: CTA size by
+    // waves"). With g128 scales the one-warp CTAs lose, so those keep four warps. Only in the
+    // decode bucket of at most 8 tokens (Hopper's), where the data covers it; elsewhere that
+    // tile also serves up to 32 tokens.
     if (bucket(i, device).max_m <= 8 && tile.frags_m == 1 && !tile.wgmma && weight.type.bits == 8 &&
         !weight.has_group_scales() && !fits_one_wave(tile, n, weight, act, out, device))
       tile.warps_n = 1, tile.warps_m = 1, tile.tiles_n = 1, tile.stages = 3, tile.stage_k = 256;
     // NOTE: decode of codes of at most 4 bits without zero points runs two 512-K stages instead
     // of four 256-K ones (the same ring bytes, half the CTA-wide barriers per weight byte) where
-    // a row has at least 16 such stages (K >= 8192) and the unsplit grid fits one wave. `qgemm
-    // tune` on the H200, plain launches, M = 1, s4 k256 / s2 k512 (bench/NOTES.md "long decode
-    // stages"): int4/g128 N = 28672 37.06 / 34.56 us, 10240 x 8192 17.72 / 16.49, 8192^2 13.16 /
-    // 12.98, 8192 x 28672 35.49 / 33.95, int3 and int2 at N = 28672 35.61 / 33.66 and 30.71 /
-    // 28.07, mxfp4 N = 28672 47.68 / 45.38. They lose at K = 4096 (4096^2 6.60 / 7.24: fewer K
-    // splits fit), past one wave (N = 57344 63.20 / 67.23) and with zero points (uint4/g128/zp
-    // 8192^2 13.58 / 13.78: 134 registers, 3 CTAs per SM; capped at 128, 14.03; session 24, built
-    // for 4 CTAs per SM at 123 registers, 13.32 / 13.57, and 2-6% slower at four more shapes:
-    // bench/NOTES.md "zero points on long stages, again"). Groups under 32 (nvfp4) are not
-    // measured and keep the short stages.
+    // a row has at least 16 such stages (K >= 8192) and the unsplit grid fits one wave
+    // (docs/design.md, "long decode stages"). They lose at K = 4096 (fewer K splits
+    // fit), past one wave, and with zero points (134 registers, 3 CTAs per SM; built for 4 CTAs
+    // per SM at 123 registers they lose too: docs/design.md, "zero points on long
+    // stages, again"). Groups under 32 (nvfp4) are untested and keep the short stages.
     if (bucket(i, device).max_m <= 8 && tile.frags_m == 1 && !tile.wgmma &&
         weight.type.bits <= 4 && long_stage_format(weight, k, 8192)) {
       const MmaTile long_stages = with_long_stages(tile);
@@ -657,22 +608,12 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
     // NOTE: Hopper's 16-token tile (9-32 tokens) takes the same two 512-K stages for codes of at
     // most 4 words per lane and unit (4, 2, 1 bits) without zero points, where K >= 4096 and,
     // by long_16_token_tile_fits_as_well, its 32-token grid takes no more waves than the short
-    // stages', its 16-token launch fills a third of a wave and its last stage is half full.
-    // `qgemm tune` on the H200, plain launches, M = 16 / 32, s4 k256 against s2 k512 (bench/
-    // NOTES.md "long 16-token tile, three CTAs per SM", session 29): int4/g128 8192^2 15.46 /
-    // 14.96 and 25.50 / 24.17 us, 6144 x 8192 15.33 / 12.75 and 25.31 / 19.43, 10240 x 8192
-    // 20.47 / 19.81 and 35.49 / 33.81, 12288 x 8192 25.71 / 19.75 and 35.32 / 33.70, 8192 x
-    // 28672 43.92 / 41.05 and 81.57 / 76.91, past a wave 28672 x 8192 48.61 / 46.16 and 79.95 /
-    // 77.02; mxfp4 8192^2 18.64 / 18.05 and 32.18 / 30.17. Short where it takes fewer waves
-    // (int2/g128 28672 x 8192, four short CTAs per SM: 38.76 / 40.86 and 65.66 / 67.72) or a
-    // last 512-K stage would be mostly padding (int4/channel 8000 x 8200: 18.80 / 19.16 and
-    // 29.04 / 31.04). Left as measured: at 16 tokens the short tile's extra splits win on layers
-    // of few rows (2048 x 8192 8.75 / 9.52, 3072 x 8192 9.66 / 10.04, int2/g64 10240 x 8192
-    // 16.38 / 17.64, mxfp4 5120 x 8192 14.26 / 14.93), where the long one wins at 32 (10.82 /
-    // 10.71, 14.95 / 12.72, 30.92 / 30.43, 24.47 / 23.95); one tile serves both. At K = 4096:
-    // 6144 x 4096 9.56 / 9.34 and 13.98 / 11.59, 12288 x 4096 14.35 / 12.04 and 19.26 /
-    // 18.61, 28672 x 4096 25.99 / 25.17 and 42.39 / 41.06; 4096^2 (128 long CTAs at 16 tokens,
-    // under a third of a wave) 8.26 / 8.67 and 9.29 / 9.07. Shorter K is not measured.
+    // stages', its 16-token launch fills a third of a wave and its last stage is half full
+    // (docs/design.md, "long 16-token tile, three CTAs per SM"). The short stages stay
+    // where they take fewer waves (int2/g128 28672 x 8192: four short CTAs per SM) or a last
+    // 512-K stage would be mostly padding (int4/channel 8000 x 8200). One tile serves 16 and 32
+    // tokens: on layers of few rows the short tile's extra splits win at 16 tokens, the long
+    // one at 32. K under 4096 is untested.
     if (bucket(i, device).max_m == 32 && tile.frags_m == 2 && !tile.wgmma &&
         device.arch() == "sm_90a" && mma_layout::unit_words(weight.type.bits) <= 4 &&
         long_stage_format(weight, k, 4096)) {
@@ -685,10 +626,9 @@ Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const We
     }
     // NOTE: float zero points with 5- and 7-bit codes leave the ws tiles 16 tokens per
     // warpgroup (their sum accumulator on top of 20-28 code words), where the 128-thread wgmma
-    // tile holds 32. `qgemm tune` on the H200, uint7/g128/fp32/zp_fp32 8192^2 M = 64
-    // (bench/NOTES.md "float zero points after the MMA"): ws 76.90 us, `w4x2 t1 f4 s4 k128 wg`
-    // 52.92, the hand-off 94.02; M = 128 149.86 / 104.71 / 94.94. Above 128 tokens these layers
-    // hand off (mma_handoff_m) where cuBLASLt has the activation / output pair.
+    // tile holds 32 and is faster (docs/design.md, "float zero points after the MMA").
+    // Above 128 tokens these layers hand off (mma_handoff_m) where cuBLASLt has the activation /
+    // output pair.
     if (tile.warp_specialized && weight.zero_point == ZeroPointKind::kFloat &&
         mma_layout::unit_words(weight.type.bits) > 12)
       tile = kWideFloatZeroTile;
@@ -734,40 +674,30 @@ bool cublaslt_has_gemm(DType act, DType out) {
 int64_t mma_handoff_m(const DeviceInfo& device, const WeightFormat& weight, DType act, DType out) {
   if (!cublaslt_has_gemm(act, out)) return INT64_MAX;
   // NOTE: from here on the layer is compute-bound and our kernels reach a fraction of the tensor
-  // rate, so expanding the weight (~52 us for 8192 x 8192 on the H200) and calling cuBLAS is
-  // faster. H200, int4/g128, N = K = 8192 (bench/NOTES.md, "warp-specialized wgmma"): at M = 256
-  // the warp-specialized tile takes 70 us, the hand-off 95 us; at M = 1024 218 vs 276 us. Wider
-  // codes are dearer per token in the tile: 5- and 7-bit codes (20 and 28 words per lane and
-  // unit, 32 tokens) hand off from 129; codes the large bucket holds at 64 tokens per warpgroup
-  // (3-bit, 6-bit with groups shorter than a unit) from 257. H200, 8192^2, `qgemm tune`
-  // (bench/NOTES.md, sessions 11 and 14): ws tile at M = 256 / 512 int3/g128 77.4 / 154.0 us,
-  // int5 135.5 / 267.5, int7 142.0 / 280.7; with 128 tokens int6/g128 63.9 / 124.5,
-  // int6/channel 64.3 / 125.9; expansion + cuBLAS ~95 at M = 256 (int4's) and 132-140 at
-  // M = 512. 8-bit codes with group scales hand off from 385: at M = 384 / 512 int8/g128 takes
-  // 121.6 / 147.8 on the tile against 121.6 / 141.1 handed off, uint8/g128/zp 127.4 / 153.3
-  // against 121.5 / 140.7, while int8/channel keeps the tile (112.3 / 135.7 against 121.6 /
-  // 140.8; `session14/handoff_tune.log`). Other architectures keep the earlier, unmeasured
-  // boundary.
+  // rate, so expanding the weight (a cost per layer, not per token) and calling cuBLAS is
+  // faster (docs/design.md, "warp-specialized wgmma"). Wider codes are dearer per
+  // token in the tile: 5- and 7-bit codes (20 and 28 words per lane and unit, 32 tokens) hand
+  // off from 129; codes the large bucket holds at 64 tokens per warpgroup (3-bit, 6-bit with
+  // groups shorter than a unit) from 257 (docs/design.md, "hand-off to expansion
+  // + cuBLASLt"). 8-bit codes with group scales hand off from 385, where
+  // the tile falls behind; int8/channel keeps the tile. Other architectures keep a boundary
+  // not tuned on them.
   if (device.arch() != "sm_90a") return 512;
   const int words = mma_layout::unit_words(weight.type.bits);
   // NOTE: float zero points with groups shorter than the ws stage shrink the stage to one group
-  // and hold 64 tokens (mma_config_for): `qgemm tune` on the H200, uint4/g64/fp16/zp_fp16
-  // 8192^2 (bench/NOTES.md "float zero points after the MMA"), ws / hand-off: M = 128 71.49 /
-  // 90.07 us, M = 256 139.32 / 100.39; the tune's crossover 182.
+  // and hold 64 tokens (mma_config_for), so the hand-off overtakes the tile sooner
+  // (docs/design.md, "float zero points after the MMA").
   const MmaTile large_tile = bucket_tile(std::size(kHopperBuckets) - 1, device);
   const auto large = mma_config_for(large_tile, weight, act, out, device);
   if (weight.zero_point == ZeroPointKind::kFloat && words <= 8 && large.ok() &&
       large->warp_specialized && large->stage_k() < 128)
     return 193;
   // NOTE: with TMA stage copies the 256-token prescaled tile (kWideTokenTile) beats the
-  // hand-off at every M measured with 4-bit codes, and to 2048 tokens with 8-bit ones. `qgemm
-  // tune` on the H200, 8192^2, tile / hand-off (bench/NOTES.md "TMA stage copies", session 36):
-  // int4/g128 M = 4096 765.6 / 812.9 us, M = 8192 1557.8 / 1629.4; uint4/g128/zp M = 4096 782.0 /
-  // 819.0, mxfp4 767.9 / 777.0, nvfp4 787.8 / 836.1; int8/channel M = 2048 367.8 / 422.9 but
-  // M = 4096 827.4 / 787.2.
+  // hand-off at every M tried with 4-bit codes, and to 2048 tokens with 8-bit ones
+  // (docs/design.md, "TMA stage copies").
   if (wide_token_config(weight, act, out, device).ok()) return words == 8 ? 2049 : INT64_MAX;
-  // The 128-token tile with TMA copies (fp16 layers): int4/g128 fp16 M = 1024 197.5 us against
-  // 236.4 handed off. Measured with 4-bit codes and integer zero points or none only.
+  // The 128-token tile with TMA copies (fp16 layers) beats the hand-off to 1024 tokens; tried
+  // with 4-bit codes and integer zero points or none only.
   if (with_tma_if_it_pays(large_tile, weight, act, out, device).tma && weight.type.bits == 4 &&
       weight.zero_point != ZeroPointKind::kFloat)
     return 1025;

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "jit/kernel_cache.h"
+#include "util/error.h"
 
 namespace qgemm {
 namespace {

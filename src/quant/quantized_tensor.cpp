@@ -2,6 +2,7 @@
 
 #include "format/half.h"
 #include "qgemm/quantized.h"
+#include "util/error.h"
 
 namespace qgemm {
 

@@ -3,6 +3,7 @@
 
 #include "qgemm/quantized.h"
 #include "util/parallel.h"
+#include "util/random.h"
 
 namespace qgemm {
 

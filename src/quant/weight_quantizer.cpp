@@ -6,6 +6,7 @@
 #include "qgemm/quantized.h"
 #include "quant/scale_recipe.h"
 #include "util/parallel.h"
+#include "util/error.h"
 
 namespace qgemm {
 namespace {

@@ -1,4 +1,5 @@
 #include "qgemm/status.h"
+#include "util/error.h"
 
 namespace qgemm {
 

@@ -10,6 +10,7 @@
 #include "api/host_run.h"
 #include "qgemm/device.h"
 #include "qgemm/reference.h"
+#include "util/random.h"
 
 namespace qgemm::testing {
 

@@ -3,6 +3,8 @@
 
 #include "backend/device_buffer.h"
 #include "gpu_test_util.h"
+#include "util/error.h"
+#include "util/random.h"
 
 namespace qgemm {
 namespace {

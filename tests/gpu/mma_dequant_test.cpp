@@ -17,6 +17,8 @@
 #include "pack/mma_pack.h"
 #include "quant/dequantize_rows.h"
 #include "util/parallel.h"
+#include "util/error.h"
+#include "util/random.h"
 
 namespace qgemm {
 namespace {

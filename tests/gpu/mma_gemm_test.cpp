@@ -7,6 +7,7 @@
 #include "gpu_test_util.h"
 #include "jit/kernel_cache.h"
 #include "plan/mma_gemm_policy.h"
+#include "util/error.h"
 
 namespace qgemm {
 namespace {
@@ -219,8 +220,8 @@ TEST(MmaGemmGpu, ClusterSplitsThatFitTheGpu) {
 }
 
 // Float zero points leave the MMA exact (kZeroSums in mma_gemm.cuh): the fused tiles match the
-// reference to fp32 rounding with bf16 activations, where rounding (q - z) to bf16 had cost up
-// to ~2.6e-3 (H200 format sweep, session 18). Token counts below every hand-off.
+// reference to fp32 rounding with bf16 activations, where rounding (q - z) to bf16 would cost
+// up to half an ulp of bf16 per weight. Token counts below every hand-off.
 TEST(MmaGemmGpu, FloatZeroPointsStayExact) {
   QGEMM_REQUIRE_GPU();
   for (const char* spec :

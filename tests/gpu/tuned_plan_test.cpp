@@ -8,10 +8,12 @@
 #include <filesystem>
 
 #include "backend/device_buffer.h"
-#include "bench/autotune.h"
+#include "bench/lib/autotune.h"
 #include "gpu_test_util.h"
 #include "plan/jit_kernel_plan.h"
 #include "plan/tuning_table.h"
+#include "util/error.h"
+#include "util/random.h"
 
 namespace qgemm {
 namespace {

@@ -19,6 +19,9 @@
 #include "pack/mma_pack.h"
 #include "plan/mma_gemm_policy.h"
 #include "qgemm/device.h"
+#include "util/error.h"
+#include "util/random.h"
+#include "backend/device_presets.h"
 
 namespace qgemm {
 namespace {

@@ -11,6 +11,7 @@
 #include "jit_test_util.h"
 #include "plan/mma_gemm_policy.h"
 #include "qgemm/device.h"
+#include "backend/device_presets.h"
 
 namespace qgemm {
 namespace {
@@ -208,8 +209,8 @@ TEST(PtxasReport, ParsesOneFunction) {
 }
 
 TEST(PtxasReport, SpotsSerializedWgmma) {
-  // The warning ptxas printed for a warp-specialized kernel whose partial sums were flushed
-  // while wgmmas were in flight (session 10, branch ws-tma).
+  // The warning ptxas prints for a warp-specialized kernel whose partial sums are flushed
+  // while wgmmas are in flight.
   const std::string serialized =
       "ptxas info    : (C7513) Potential Performance Loss: wgmma.mma_async instructions are "
       "serialized due to non wgmma instructions defining input registers of a wgmma between "

@@ -14,6 +14,7 @@
 #include "jit/kernel_spec.h"
 #include "jit/nvrtc_library.h"
 #include "qgemm/status.h"
+#include "util/error.h"
 
 namespace qgemm::testing {
 

@@ -13,6 +13,7 @@
 #include "jit/compiler.h"
 #include "jit/kernel_dump.h"
 #include "jit_test_util.h"
+#include "util/error.h"
 
 namespace qgemm {
 namespace {

@@ -69,7 +69,6 @@ TEST(ActFormatParse, MalformedSpecsNameTheBadPart) {
       {"int8", "int8 activations need a scale"},
       {"bf16/token", "bf16 activations take no scale"},
       {"fp16/g32/fp32", "fp16 activations take no scale"},
-      {"e4m3/g32", "group scales need a scale type"},
       {"e4m3/fp32", "a scale type needs a granularity before it, got 'fp32'"},
       {"e4m3/g0/fp32", "'g0'"},
       {"e4m3/token/tensor", "second granularity 'tensor'"},
@@ -109,6 +108,12 @@ TEST(ActFormatShape, ScaleColumnsAndGroupCheck) {
       << s.message();
   EXPECT_NE(std::string::npos, token.check_shape(0).message().find("K=0 must be positive"));
   EXPECT_TRUE(token.check_shape(7).ok());
+}
+
+TEST(ActFormatParse, GroupScaleTypeDefaultsWhenTheSpecNamesNone) {
+  EXPECT_EQ(ActFormat::parse("e4m3/g32")->to_string(), "e4m3/g32/ue8m0");
+  EXPECT_EQ(ActFormat::parse("e4m3/g128")->to_string(), "e4m3/g128/fp32");
+  EXPECT_EQ(ActFormat::parse("e4m3/token")->to_string(), "e4m3/token");
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <string>
 
-#include "bench/recipe.h"
+#include "bench/lib/recipe.h"
 
 namespace qgemm::bench {
 namespace {
@@ -268,8 +268,9 @@ TEST(BenchRecipeTest, RejectsBadProblemValues) {
 }
 
 TEST(BenchRecipeTest, RejectsBadFormats) {
-  EXPECT_TRUE(rejects(with_problem("  - m: 1\n    n: 8\n    k: 128\n    weight: int4/g128\n"),
-                      "test.yaml:7: key 'weight': weight spec 'int4/g128': missing scale type"));
+  EXPECT_TRUE(rejects(with_problem("  - m: 1\n    n: 8\n    k: 128\n    weight: int4/g999x\n"),
+                      "test.yaml:7: key 'weight': weight spec 'int4/g999x': group size must be a positive "
+                      "integer, got 'g999x'"));
   EXPECT_TRUE(rejects(with_problem("  - m: 1\n    n: 8\n    k: 128\n"
                                    "    weights: [int4/g128/bf16, int4/q128/bf16]\n"),
                       "test.yaml:7: key 'weights': weight spec 'int4/q128/bf16': unknown part"));

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "bench/sampling.h"
+#include "bench/lib/sampling.h"
 
 namespace qgemm::bench {
 namespace {

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "bench/stats.h"
+#include "bench/lib/stats.h"
 
 namespace qgemm::bench {
 namespace {

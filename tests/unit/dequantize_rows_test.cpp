@@ -1,5 +1,6 @@
 // The CPU reference's fast row decoder gives exactly QuantizedWeight::dequantize.
 #include "quant/dequantize_rows.h"
+#include "util/random.h"
 
 #include <gtest/gtest.h>
 

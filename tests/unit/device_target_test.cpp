@@ -2,6 +2,7 @@
 // runs an older target's kernels on a newer GPU, and GPUs newer than every target run the sm_80
 // kernels; both as PTX that the driver finishes.
 #include "backend/device_target.h"
+#include "backend/device_presets.h"
 
 #include <gtest/gtest.h>
 

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "qgemm/qgemm.h"
+#include "util/random.h"
 
 namespace qgemm {
 namespace {
@@ -34,7 +35,8 @@ TEST(LinearApi, HostLayerRunsOnTheCpuBackendAndMatchesTheReference) {
   EXPECT_NE(layer->explain().find("jit: no"), std::string::npos) << layer->explain();
   ASSERT_TRUE(layer->prepare(m).ok());
   std::vector<uint16_t> c(m * n, 0xffff);
-  LinearArgs args{m, l.a.data.data(), l.a.scales.data(), nullptr, c.data(), nullptr, 0, nullptr};
+  LinearArgs args{m, l.a.data.data(), ActScales::of(l.a.format, l.a.scales.data()), nullptr,
+                  c.data(), nullptr, 0, nullptr};
   ASSERT_TRUE(layer->run(args).ok());
   auto ref = reference_gemm(l.a, l.w);
   ASSERT_TRUE(ref.ok());
@@ -68,7 +70,7 @@ TEST(LinearApi, BadInputsAreClearErrors) {
   ASSERT_TRUE(layer.ok());
   ASSERT_TRUE(layer->prepare(4).ok());
   std::vector<uint16_t> c(4 * 32);
-  LinearArgs args{4, l.a.data.data(), nullptr, nullptr, c.data(), nullptr, 0, nullptr};
+  LinearArgs args{4, l.a.data.data(), {}, nullptr, c.data(), nullptr, 0, nullptr};
   LinearArgs no_a = args;
   no_a.a = nullptr;
   EXPECT_NE(layer->run(no_a).message().find("activation pointer a is null"), std::string::npos);
@@ -94,6 +96,40 @@ TEST(LinearApi, BackendsCanBeForcedAndExplainWhyNot) {
             std::string::npos)
       << layer.status().message();
   EXPECT_EQ(parse_backend("tpu").status().code(), ErrorCode::kInvalidArgument);
+}
+
+TEST(LinearApi, ActivationScalesMustMatchTheLayersFormat) {
+  HostLayer l = make_layer("int4/g128/bf16", "e4m3/token", 2, 32, 128);
+  LinearOptions options;
+  options.device = -1;
+  options.act = l.a.format;
+  auto layer = Linear::create(l.w, options);
+  ASSERT_TRUE(layer.ok()) << layer.status().to_string();
+  ASSERT_TRUE(layer->prepare(2).ok());
+  std::vector<uint16_t> c(2 * 32);
+  LinearArgs args{2, l.a.data.data(), ActScales::of(l.a.format, l.a.scales.data()), nullptr,
+                  c.data(), nullptr, 0, nullptr};
+  EXPECT_TRUE(layer->run(args).ok());
+  LinearArgs missing = args;
+  missing.a_scales = {};
+  EXPECT_NE(layer->run(missing).message().find("but a_scales.data is null"), std::string::npos);
+  LinearArgs grouped = args;
+  grouped.a_scales.kind = ActScaleKind::kGroup;
+  grouped.a_scales.group_k = 32;
+  EXPECT_NE(layer->run(grouped).message().find(
+                "a_scales describe per-group g32 scales, but the layer's activations are "
+                "e4m3/token"),
+            std::string::npos)
+      << layer->run(grouped).message();
+  LinearArgs bytes = args;
+  bytes.a_scales.type = DType::ue8m0();
+  EXPECT_NE(layer->run(bytes).message().find("a_scales.type is ue8m0"), std::string::npos);
+
+  options.act = *ActFormat::parse("bf16");
+  auto plain = Linear::create(l.w, options);
+  ASSERT_TRUE(plain.ok());
+  ASSERT_TRUE(plain->prepare(2).ok());
+  EXPECT_NE(plain->run(args).message().find("which take no scales"), std::string::npos);
 }
 
 }  // namespace

@@ -13,6 +13,8 @@
 
 #include "dense/mma_layout.cuh"
 #include "qgemm/quantized.h"
+#include "util/error.h"
+#include "util/random.h"
 
 namespace qgemm {
 namespace {

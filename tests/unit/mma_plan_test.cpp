@@ -12,6 +12,8 @@
 #include "dense/mma_layout.cuh"
 #include "plan/mma_gemm_policy.h"
 #include "qgemm/device.h"
+#include "util/error.h"
+#include "backend/device_presets.h"
 
 namespace qgemm {
 namespace {
@@ -632,7 +634,7 @@ TEST(MmaPlan, HopperDecodeSplitsKeepEnoughBytesInFlight) {
     EXPECT_EQ(c.splits, mma_splits(decode, 1, c.n, c.k, h200))
         << c.spec << " N=" << c.n << " K=" << c.k << " " << decode.to_string();
   }
-  // The 16-token tile with the registers it compiles to since marked partials (163 on two
+  // The 16-token tile with the registers it compiles to with marked partials (163 on two
   // 512-K stages: three CTAs per SM) takes fewer splits only where the busiest SM's stages drop
   // by 10% or more: 8192^2 2 (16 stages against 3 splits' 18), 4096 x 14336 keeps 6 (15 against
   // 4 splits' 14), 6144 x 8192 keeps 4, 8192 x 28672 keeps 3 (57 against 2 splits' 56).

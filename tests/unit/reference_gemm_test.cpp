@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "qgemm/reference.h"
+#include "util/random.h"
 
 namespace qgemm {
 namespace {

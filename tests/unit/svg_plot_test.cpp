@@ -1,4 +1,5 @@
-#include "bench/svg_plot.h"
+#include "bench/lib/svg_plot.h"
+#include "util/error.h"
 
 #include <gtest/gtest.h>
 

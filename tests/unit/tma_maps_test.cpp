@@ -7,6 +7,7 @@
 #include "jit/tma_maps.h"
 #include "plan/mma_gemm_policy.h"
 #include "qgemm/device.h"
+#include "backend/device_presets.h"
 
 namespace qgemm {
 namespace {

@@ -12,10 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "bench/autotune.h"
+#include "bench/lib/autotune.h"
 #include "plan/jit_kernel_plan.h"
 #include "plan/kernel_selection.h"
 #include "qgemm/device.h"
+#include "util/error.h"
+#include "backend/device_presets.h"
 
 namespace qgemm {
 namespace {

@@ -10,6 +10,7 @@
 #include "dequant/field_slots.cuh"
 #include "ptx/half2.cuh"
 #include "qgemm/dtype.h"
+#include "util/error.h"
 
 // A host model of kernels/dequant/weight_codec.cuh: the same bit moves and the same fma sequence,
 // with fma.rn.{f16,bf16}x2 modelled per half as an exact double product and sum rounded once. Each

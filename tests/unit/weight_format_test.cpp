@@ -116,7 +116,6 @@ TEST(WeightFormatParse, MalformedSpecsNameTheBadPart) {
       {"int4/g128/g64/fp16", "second scale granularity 'g64'"},
       {"int4/g128/fp16/zp", "zero points need an unsigned integer weight type"},
       {"e2m1/g32/ue8m0/zp", "not e2m1"},
-      {"int4/g128", "missing scale type"},
       {"int4/g128/fp16/foo", "unknown part 'foo'"},
       {"", "empty weight spec"},
       {"e4m3/channel/fp8", "unknown part 'fp8'"},
@@ -212,6 +211,20 @@ TEST(Recipes, EveryRecipeParses) {
     EXPECT_TRUE(WeightFormat::parse(r.weight).ok()) << r.name << ": " << r.weight;
     EXPECT_TRUE(ActFormat::parse(r.act).ok()) << r.name << ": " << r.act;
     EXPECT_FALSE(r.description.empty()) << r.name;
+  }
+}
+
+TEST(WeightFormatParse, ScaleTypeDefaultsWhenTheSpecNamesNone) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"int4/g128", "int4/g128/fp16"},         {"int8/channel", "int8/channel/fp16"},
+      {"uint4/g128/zp", "uint4/g128/fp16/zp"}, {"e2m1/g32", "e2m1/g32/ue8m0"},
+      {"e4m3/channel", "e4m3/channel/fp32"},   {"e4m3/b128x128", "e4m3/b128x128/fp32"},
+      {"e2m1/g16", "e2m1/g16/fp32"},
+  };
+  for (const auto& [spec, canonical] : cases) {
+    auto f = WeightFormat::parse(spec);
+    ASSERT_TRUE(f.ok()) << spec << ": " << f.status().to_string();
+    EXPECT_EQ(f->to_string(), canonical) << spec;
   }
 }
 

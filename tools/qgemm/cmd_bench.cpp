@@ -4,9 +4,9 @@
 #include <sstream>
 #include <string>
 
-#include "bench/recipe.h"
-#include "bench/report.h"
-#include "bench/runner.h"
+#include "bench/lib/recipe.h"
+#include "bench/lib/report.h"
+#include "bench/lib/runner.h"
 #include "commands.h"
 
 namespace qgemm::cli {

@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "qgemm/device.h"
 #include "qgemm/reference.h"
+#include "util/random.h"
 
 namespace qgemm::cli {
 namespace {

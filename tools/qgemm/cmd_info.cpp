@@ -1,5 +1,6 @@
 #include <cstdio>
 
+#include "qgemm/version.h"
 #include "commands.h"
 #include "jit/cuda_driver.h"
 #include "jit/kernel_cache.h"
@@ -10,7 +11,7 @@ namespace qgemm::cli {
 namespace {
 
 void print_info() {
-  std::printf("qgemm %s\n", QGEMM_VERSION);
+  std::printf("qgemm %s\n", version());
   auto driver = cuda_driver();
   if (driver) {
     const int v = (*driver)->version;

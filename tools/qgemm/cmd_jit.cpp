@@ -8,7 +8,7 @@
 #include <tuple>
 #include <vector>
 
-#include "bench/recipe.h"
+#include "bench/lib/recipe.h"
 #include "commands.h"
 #include "jit/compiler.h"
 #include "jit/dequantize_kernel.h"
@@ -17,6 +17,8 @@
 #include "plan/mma_gemm_policy.h"
 #include "qgemm/device.h"
 #include "qgemm/format.h"
+#include "util/error.h"
+#include "backend/device_presets.h"
 
 namespace qgemm::cli {
 namespace {

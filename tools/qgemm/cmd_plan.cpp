@@ -14,6 +14,8 @@
 #include "plan/jit_kernel_plan.h"
 #include "qgemm/device.h"
 #include "util/parallel.h"
+#include "util/error.h"
+#include "backend/device_presets.h"
 
 namespace qgemm::cli {
 namespace {

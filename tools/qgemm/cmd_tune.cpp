@@ -6,9 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "bench/autotune.h"
+#include "bench/lib/autotune.h"
 #include "commands.h"
 #include "plan/tuning_table.h"
+#include "util/error.h"
 
 namespace qgemm::cli {
 namespace {

@@ -1,10 +1,11 @@
 #include <cstdio>
 #include <string>
 
+#include "qgemm/version.h"
 #include "commands.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"qgemm: quantized GEMM for LLM inference on NVIDIA GPUs (version " QGEMM_VERSION
+  CLI::App app{"qgemm: quantized GEMM for LLM inference on NVIDIA GPUs (version " QGEMM_VERSION_STRING
                ")"};
   app.require_subcommand(1);
   qgemm::cli::add_info_command(app);

@@ -9,6 +9,8 @@
 #include "qgemm/device.h"
 #include "qgemm/linear.h"
 #include "qgemm/reference.h"
+#include "util/error.h"
+#include "util/random.h"
 
 namespace qgemm::cli {
 namespace {

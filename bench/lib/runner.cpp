@@ -1,0 +1,509 @@
+#include "bench/lib/runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <optional>
+
+#include "api/host_run.h"
+#include "backend/cublaslt_gemm.h"
+#include "backend/cublaslt_library.h"
+#include "backend/device_buffer.h"
+#include "bench/lib/device_data.h"
+#include "bench/lib/gpu_timer.h"
+#include "bench/lib/sampling.h"
+#include "format/half.h"
+#include "jit/kernel_loader.h"
+#include "plan/jit_kernel_plan.h"
+#include "qgemm/linear.h"
+#include "qgemm/reference.h"
+#include "util/parallel.h"
+#include "util/progress.h"
+#include "util/error.h"
+#include "util/random.h"
+
+namespace qgemm::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int kMaxCopies = 64;
+constexpr double kCpuMacLimit = 2e9;  // larger problems take too long for a CPU timing
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// One (problem, M): the operands every backend runs and the lazily computed reference.
+struct Case {
+  const BenchProblem& problem;
+  WeightFormat wf;
+  ActFormat af;
+  DType out;
+  const QuantizedWeight& w;
+  QuantizedActivations a;
+  Routing routing;
+  std::vector<int64_t> rows;  // rows compared with the reference
+  std::optional<std::vector<double>> reference;
+  // NOTE: every backend of a problem replays graphs of the same number of launches, so each runs
+  // under the same sustained load: a shorter graph runs at a higher clock (docs/design.md,
+  // "equal graph lengths in the bench").
+  int launches = 1;
+
+  const std::vector<double>& ref() {
+    if (!reference) reference = *reference_gemm(a, w, {}, rows);
+    return *reference;
+  }
+};
+
+int copies_for(double weight_bytes, int64_t rotate_bytes) {
+  return weight_copies(weight_bytes, rotate_bytes, kMaxCopies);
+}
+
+// The weight bytes each GPU backend of a problem rotates copies of.
+std::vector<double> backend_weight_bytes(const QuantizedWeight& w,
+                                         const std::vector<std::string>& backends) {
+  const double elements = double(std::max<int64_t>(w.experts, 1)) * w.n * w.k;
+  std::vector<double> bytes;
+  for (const std::string& b : backends) {
+    if (b == "jit" || b == "jit-pdl" || b == "qdq") bytes.push_back(double(w.storage_bytes()));
+    if (b == "cublas-bf16") bytes.push_back(2.0 * elements);
+    if (b == "cublas-fp8") bytes.push_back(elements);
+  }
+  return bytes;
+}
+
+int64_t free_device_bytes() {
+  size_t free_b = 0, total = 0;
+  if (auto d = cuda_driver(); d.ok()) (*d)->cuMemGetInfo(&free_b, &total);
+  return static_cast<int64_t>(free_b);
+}
+
+// Downloads an output buffer, counts poison left in it and compares the checked rows.
+Status check_output(Case& c, const DeviceBuffer& out_buffer, DType out,
+                    const std::vector<double>& ref, ResultRow& row) {
+  std::vector<uint8_t> bytes(size_t(c.a.m) * c.w.n * ((out.bits + 7) / 8));
+  QGEMM_RETURN_IF_ERROR(out_buffer.download(bytes.data(), bytes.size()));
+  const auto values = decode_output(out, bytes);
+  row.unwritten =
+      std::count_if(values.begin(), values.end(), [](double v) { return std::isnan(v); });
+  const Comparison cmp = compare(ref, pick_rows(values, c.rows, c.w.n));
+  row.rel_err = cmp.nan_count > 0 ? NAN : cmp.rel_frobenius;
+  row.tolerance = tolerance_for(out, c.af.type);
+  return Status();
+}
+
+// A quantized backend (jit or qdq) through the public Linear API: `copies` layers of the same
+// weight, rotated so every launch reads cold weights. Built once per problem, prepared for the
+// largest M, then timed at each M.
+struct LinearSet {
+  std::vector<Linear> layers;
+  double build_ms = 0;  // create + prepare of the first copy (JIT compile or cache load)
+  int copies = 0;
+  int64_t device_bytes = 0;
+};
+
+Expected<LinearSet> build_linear_set(const QuantizedWeight& w, const ActFormat& af, DType out,
+                                     BackendKind kind, bool programmatic, int64_t max_m,
+                                     int64_t rotate) {
+  QGEMM_RETURN_IF_ERROR(use_device(0));
+  LinearSet set;
+  const int64_t free0 = free_device_bytes();
+  set.copies = copies_for(w.storage_bytes(), rotate);
+  LinearOptions lo;
+  lo.act = af;
+  lo.out = out;
+  lo.backend = kind;
+  lo.programmatic_launch = programmatic;
+  for (int i = 0; i < set.copies; ++i) {
+    const auto t0 = Clock::now();
+    auto layer = Linear::create(w, lo);
+    if (!layer) return layer.status();
+    QGEMM_RETURN_IF_ERROR(layer->prepare(max_m));
+    if (i == 0) set.build_ms = ms_since(t0);
+    set.layers.push_back(std::move(*layer));
+  }
+  set.device_bytes = free0 - free_device_bytes();
+  return set;
+}
+
+Status measure_linear(Case& c, LinearSet& set, const Recipe& recipe, ResultRow& row) {
+  const CudaDriver* d = *cuda_driver();
+  const int64_t free0 = free_device_bytes();
+  row.copies = set.copies;
+  row.launches = c.launches;
+  row.l2_resident = set.copies == kMaxCopies;
+  auto a = DeviceBuffer::upload(c.a.data.data(), c.a.data.size());
+  auto a_scales = DeviceBuffer::upload(c.a.scales.data(), c.a.scales.size() * 4);
+  const size_t out_bytes = size_t(c.a.m) * c.w.n * ((c.out.bits + 7) / 8);
+  auto out = DeviceBuffer::allocate(out_bytes);
+  auto ws = DeviceBuffer::allocate(std::max<size_t>(set.layers[0].workspace_bytes(c.a.m), 1));
+  for (auto* b : {&a, &a_scales, &out, &ws})
+    if (!*b) return b->status();
+  QGEMM_CU(d, cuMemsetD8, out->ptr(), 0xff, out_bytes);
+  auto args_for = [&](CUstream stream) {
+    LinearArgs args;
+    args.m = c.a.m;
+    args.a = a->get();
+    if (c.a.format.is_quantized())
+      args.a_scales = ActScales::of(c.a.format, static_cast<const float*>(a_scales->get()));
+    args.c = out->get();
+    args.workspace = ws->get();
+    args.workspace_bytes = ws->bytes();
+    args.stream = stream;
+    return args;
+  };
+  // First call at this M: one synchronous run, then the correctness check on its output.
+  const auto t0 = Clock::now();
+  QGEMM_RETURN_IF_ERROR(set.layers[0].run(args_for(nullptr)));
+  QGEMM_CU(d, cuCtxSynchronize);
+  row.first_call_ms = set.build_ms + ms_since(t0);
+  QGEMM_RETURN_IF_ERROR(check_output(c, *out, c.out, c.ref(), row));
+  row.device_bytes = set.device_bytes + (free0 - free_device_bytes());
+  auto times = time_graph_replays(
+      [&](int i, CUstream stream) { return set.layers[i % set.copies].run(args_for(stream)); },
+      c.launches, recipe.warmup, recipe.repetitions);
+  if (!times) return times.status();
+  row.time = summarize(*times);
+  return Status();
+}
+
+// Where a jit layer's plan comes from: the same pure function the jit backend plans with.
+std::string jit_plan_source(const BenchProblem& p, const WeightFormat& wf, const ActFormat& af,
+                            DType out, const DeviceInfo& device) {
+  auto plan = plan_jit_kernels(p.n, p.k, wf, af.type, out, device, cublaslt_library().ok());
+  return plan ? plan->source : std::string();
+}
+
+// cuBLASLt on dense operands of the same shape: bf16 (the dequantized weight, so the result is
+// checked against the same reference) or e4m3 with per-channel and per-token scales.
+struct CublasSet {
+  bool fp8 = false;
+  QuantizedWeight w8;                 // fp8: the e4m3/channel weight
+  std::vector<DeviceBuffer> weights;  // rotated copies
+  DeviceBuffer w_scales;
+  int64_t device_bytes = 0;
+};
+
+// The weight dequantized to float, [n, k] (expert 0).
+std::vector<float> dequantized(const QuantizedWeight& w) {
+  std::vector<float> values(w.n * w.k);
+  parallel_for(w.n, 16, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r)
+      for (int64_t col = 0; col < w.k; ++col)
+        values[r * w.k + col] = float(w.dequantize(0, r, col));
+  });
+  return values;
+}
+
+Expected<CublasSet> build_cublas_set(const QuantizedWeight& w, bool fp8, int64_t rotate) {
+  QGEMM_RETURN_IF_ERROR(use_device(0));
+  CublasSet set;
+  set.fp8 = fp8;
+  const int64_t free0 = free_device_bytes();
+  const std::vector<float> values = dequantized(w);
+  std::vector<uint8_t> bytes;
+  if (fp8) {
+    auto w8 = quantize_weights(HostValues::of(values), 1, w.n, w.k,
+                               *WeightFormat::parse("e4m3/channel/fp32"));
+    if (!w8) return w8.status();
+    set.w8 = std::move(*w8);
+    bytes = set.w8.codes;
+    auto s = DeviceBuffer::upload(set.w8.scales.data(), set.w8.scales.size() * 4);
+    if (!s) return s.status();
+    set.w_scales = std::move(*s);
+  } else {
+    bytes = encode_values(values, DType::bf16());
+  }
+  const int copies = copies_for(double(bytes.size()), rotate);
+  for (int i = 0; i < copies; ++i) {
+    auto b = DeviceBuffer::upload(bytes.data(), bytes.size());
+    if (!b) return b.status();
+    set.weights.push_back(std::move(*b));
+  }
+  set.device_bytes = free0 - free_device_bytes();
+  return set;
+}
+
+Status measure_cublas(Case& c, CublasSet& set, const Recipe& recipe, ResultRow& row) {
+  const CudaDriver* d = *cuda_driver();
+  const int64_t free0 = free_device_bytes();
+  const int64_t n = c.w.n, k = c.w.k, m = c.a.m;
+  std::vector<float> a_values(m * k);
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t col = 0; col < k; ++col) a_values[r * k + col] = float(c.a.dequantize(r, col));
+  const DType op = set.fp8 ? DType::e4m3() : DType::bf16();
+  std::vector<uint8_t> a_bytes;
+  std::vector<float> a_scales;
+  std::vector<double> ref;
+  if (set.fp8) {
+    auto a8 = quantize_activations(HostValues::of(a_values), m, k, *ActFormat::parse("e4m3/token"));
+    if (!a8) return a8.status();
+    a_bytes = a8->data;
+    a_scales = a8->scales;
+    auto r = reference_gemm(*a8, set.w8, {}, c.rows);
+    if (!r) return r.status();
+    ref = std::move(*r);
+  } else {
+    a_bytes = encode_values(a_values, op);
+    ref = c.ref();
+  }
+  row.copies = int(set.weights.size());
+  row.launches = c.launches;
+  row.l2_resident = row.copies == kMaxCopies;
+  auto a = DeviceBuffer::upload(a_bytes.data(), a_bytes.size());
+  auto as_scale = DeviceBuffer::upload(a_scales.data(), a_scales.size() * 4);
+  auto out = DeviceBuffer::allocate(size_t(m) * n * 2);
+  auto ws = DeviceBuffer::allocate(32 << 20);
+  for (auto* b : {&a, &as_scale, &out, &ws})
+    if (!*b) return b->status();
+  QGEMM_CU(d, cuMemsetD8, out->ptr(), 0xff, size_t(m) * n * 2);
+  LtGemmShape s;
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  s.lda = s.ldw = k;
+  s.a_type = s.w_type = op;
+  s.out_type = DType::bf16();
+  s.row_scales = set.fp8;
+  const auto t0 = Clock::now();
+  auto gemm = LtGemm::create(s, ws->bytes());
+  if (!gemm) return gemm.status();
+  if (set.fp8 && !(*gemm)->vector_scales()) row.note = "cuBLASLt took scalar fp8 scales only";
+  auto run = [&](int i, CUstream stream) {
+    return (*gemm)->run(a->get(), set.weights[i].get(), out->get(), nullptr,
+                        static_cast<const float*>(as_scale->get()),
+                        static_cast<const float*>(set.w_scales.get()), ws->get(), ws->bytes(),
+                        stream);
+  };
+  QGEMM_RETURN_IF_ERROR(run(0, nullptr));
+  QGEMM_CU(d, cuCtxSynchronize);
+  row.first_call_ms = ms_since(t0);
+  QGEMM_RETURN_IF_ERROR(check_output(c, *out, DType::bf16(), ref, row));
+  row.device_bytes = set.device_bytes + (free0 - free_device_bytes());
+  auto times =
+      time_graph_replays([&](int i, CUstream stream) { return run(i % row.copies, stream); },
+                         c.launches, recipe.warmup, recipe.repetitions);
+  if (!times) return times.status();
+  row.time = summarize(*times);
+  row.bytes = set.fp8 ? double(n) * k + n * 4.0 + double(m) * k + m * 4.0 + double(m) * n * 2
+                      : 2.0 * n * k + 2.0 * m * k + 2.0 * m * n;
+  return Status();
+}
+
+// The CPU backend, timed with the host clock: dense through Linear on host memory, MoE through
+// the reference (which is the CPU MoE implementation).
+Status measure_cpu(Case& c, const Recipe& recipe, ResultRow& row) {
+  const double macs = double(c.a.m) * c.w.n * c.w.k * std::max(c.problem.top_k, 1);
+  if (macs > kCpuMacLimit) {
+    row.status = "skipped";
+    row.note = str("too large for a CPU timing (", macs, " multiply-adds)");
+    return Status();
+  }
+  std::function<Status()> call;
+  std::optional<Linear> layer;
+  std::vector<uint8_t> out(size_t(c.a.m) * c.w.n * ((c.out.bits + 7) / 8));
+  const auto t0 = Clock::now();
+  if (c.problem.experts > 0) {
+    call = [&]() { return reference_moe(c.a, c.w, c.routing, false).status(); };
+  } else {
+    LinearOptions lo;
+    lo.act = c.af;
+    lo.out = c.out;
+    lo.backend = BackendKind::kCpu;
+    lo.device = -1;
+    auto l = Linear::create(c.w, lo);
+    if (!l) return l.status();
+    QGEMM_RETURN_IF_ERROR(l->prepare(c.a.m));
+    layer.emplace(std::move(*l));
+    call = [&]() {
+      LinearArgs args;
+      args.m = c.a.m;
+      args.a = c.a.data.data();
+      if (!c.a.scales.empty()) args.a_scales = ActScales::of(c.a.format, c.a.scales.data());
+      args.c = out.data();
+      return layer->run(args);
+    };
+  }
+  QGEMM_RETURN_IF_ERROR(call());
+  row.first_call_ms = ms_since(t0);
+  if (c.problem.experts == 0) {
+    const auto values = decode_output(c.out, out);
+    const Comparison cmp = compare(c.ref(), pick_rows(values, c.rows, c.w.n));
+    row.rel_err = cmp.rel_frobenius;
+    row.tolerance = tolerance_for(c.out, c.af.type);
+  }
+  for (int i = 0; i < recipe.warmup; ++i) QGEMM_RETURN_IF_ERROR(call());
+  std::vector<double> samples;
+  for (int i = 0; i < recipe.repetitions; ++i) {
+    const auto t = Clock::now();
+    QGEMM_RETURN_IF_ERROR(call());
+    samples.push_back(1000.0 * ms_since(t));
+  }
+  row.time = summarize(samples);
+  row.copies = 1;
+  return Status();
+}
+
+// Fills throughput, % of peaks and the traffic of a finished row.
+void account(const Case& c, const BenchReport& report, ResultRow& row) {
+  if (row.bytes == 0) {
+    int64_t touched = 0;
+    if (c.problem.experts > 0) {
+      std::vector<bool> hit(c.w.experts, false);
+      for (int32_t id : c.routing.expert_ids)
+        if (id >= 0) hit[id] = true;
+      touched = std::count(hit.begin(), hit.end(), true);
+    }
+    const Traffic t = c.problem.experts > 0 ? moe_traffic(c.a.m, c.problem.top_k, touched, c.w.n,
+                                                          c.w.k, c.wf, c.af, c.out)
+                                            : dense_traffic(c.a.m, c.w.n, c.w.k, c.wf, c.af, c.out);
+    row.bytes = t.bytes;
+    row.flops = t.flops;
+  }
+  if (row.flops == 0) row.flops = 2.0 * c.a.m * c.w.n * c.w.k * std::max(c.problem.top_k, 1);
+  row.tflops = tflops(row.flops, row.time.median_us);
+  row.gbps = gbps(row.bytes, row.time.median_us);
+  if (row.backend == "cpu") return;  // GPU ceilings do not apply
+  row.pct_copy_bw = 100.0 * row.gbps / report.peaks.copy_gbps;
+  const bool fp8 = row.backend == "cublas-fp8" || c.af.is_quantized();
+  row.pct_peak = 100.0 * row.tflops / (fp8 ? report.peaks.fp8_tflops : report.peaks.bf16_tflops);
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+}  // namespace
+
+Expected<BenchReport> run_recipe(const Recipe& recipe, const RunOptions& options) {
+  BenchReport report;
+  report.recipe = recipe;
+  report.command = options.command;
+  report.date = utc_now();
+  const auto devices = list_devices();
+  report.gpu = !devices.empty();
+  if (report.gpu) {
+    report.device = devices[0];
+    report.driver_version = (*cuda_driver())->version;
+    QGEMM_RETURN_IF_ERROR(use_device(0));
+    if (options.measure_peaks) {
+      auto peaks = measure_peaks();
+      if (!peaks) return peaks.status();
+      report.peaks = *peaks;
+    }
+  }
+  report.rotate_bytes = recipe.rotate_bytes > 0
+                            ? recipe.rotate_bytes
+                            : std::max<int64_t>(300ll << 20, 5 * report.device.l2_bytes);
+
+  size_t total = 0;
+  for (const BenchProblem& p : recipe.problems)
+    total += p.m.size() * (options.backends.empty() ? p.backends.size() : options.backends.size());
+  Progress progress("qgemm bench", total, true);
+
+  for (size_t pi = 0; pi < recipe.problems.size(); ++pi) {
+    const BenchProblem& p = recipe.problems[pi];
+    const uint64_t seed = recipe.seed * 1000003 + pi;
+    const WeightFormat wf = *WeightFormat::parse(p.weight);
+    const ActFormat af = *ActFormat::parse(p.act);
+    const DType out = *parse_dtype(p.out);
+    const int64_t experts = std::max<int64_t>(p.experts, 1);
+    progress.set_detail(p.name + ": quantizing");
+    const auto w_values = random_normal(experts * p.n * p.k, seed, 0.05f);
+    auto w = quantize_weights(HostValues::of(w_values), experts, p.n, p.k, wf);
+    if (!w) return Status(w.status().code(), str(p.name, ": ", w.status().message()));
+    const auto& backends = options.backends.empty() ? p.backends : options.backends;
+    // Operands and reference per M, shared by every backend.
+    std::vector<Case> cases;
+    cases.reserve(p.m.size());
+    for (int64_t m : p.m) {
+      const auto a_values = random_normal(m * p.k, seed + 7 + m, 1.0f);
+      auto a = quantize_activations(HostValues::of(a_values), m, p.k, af);
+      if (!a) return a.status();
+      cases.push_back(
+          Case{p, wf, af, out, *w, std::move(*a), {}, sample_rows(m, seed + m), std::nullopt});
+      if (p.experts > 0) cases.back().routing = random_routing(m, p.top_k, p.experts, seed + m);
+    }
+    const int launches =
+        graph_launches(backend_weight_bytes(*w, backends), report.rotate_bytes, kMaxCopies);
+    for (Case& c : cases) c.launches = launches;
+    const int64_t max_m = *std::max_element(p.m.begin(), p.m.end());
+    std::vector<std::vector<ResultRow>> rows(cases.size());
+    for (const std::string& backend : backends) {
+      // Layers or weight copies are built once per problem and backend, then timed at each M.
+      std::optional<Expected<LinearSet>> linear;
+      std::optional<Expected<CublasSet>> cublas;
+      const bool gpu_backend = backend != "cpu";
+      const bool runnable = !gpu_backend || (report.gpu && p.experts == 0);
+      // NOTE: "jit" launches plainly, like the cuBLAS baselines; "jit-pdl" launches
+      // programmatically, so each timed launch overlaps the end of the one before it (what
+      // back-to-back layers, or neighbours that trigger their dependents early, give).
+      const bool jit = backend == "jit" || backend == "jit-pdl";
+      if (runnable && (jit || backend == "qdq")) {
+        progress.set_detail(str(p.name, " ", backend, ": building layers"));
+        linear = build_linear_set(*w, af, out, jit ? BackendKind::kJit : BackendKind::kQdq,
+                                  backend == "jit-pdl", max_m, report.rotate_bytes);
+      } else if (runnable && (backend == "cublas-bf16" || backend == "cublas-fp8")) {
+        progress.set_detail(str(p.name, " ", backend, ": uploading weights"));
+        cublas = build_cublas_set(*w, backend == "cublas-fp8", report.rotate_bytes);
+      }
+      for (size_t mi = 0; mi < cases.size(); ++mi) {
+        Case& c = cases[mi];
+        progress.set_detail(str(p.name, " M=", c.a.m, " ", backend));
+        ResultRow row;
+        row.problem = p.name;
+        row.backend = backend;
+        row.m = c.a.m;
+        row.n = p.n;
+        row.k = p.k;
+        row.experts = p.experts;
+        row.top_k = p.top_k;
+        row.weight = wf.to_string();
+        row.act = af.to_string();
+        row.out = out.name();
+        Status s;
+        if (!gpu_backend) {
+          s = measure_cpu(c, recipe, row);
+        } else if (!report.gpu) {
+          row.status = "skipped";
+          row.note = "no GPU";
+        } else if (p.experts > 0) {
+          row.status = "skipped";
+          row.note = "MoE runs on the cpu backend in this version";
+        } else if (linear) {
+          s = linear->ok() ? measure_linear(c, **linear, recipe, row) : linear->status();
+          if (jit) row.plan = jit_plan_source(p, wf, af, out, report.device);
+          if (backend == "jit-pdl" && programmatic_launch_disabled())
+            row.note = "QGEMM_NO_PDL=1: launched plainly";
+        } else if (cublas) {
+          s = cublas->ok() ? measure_cublas(c, **cublas, recipe, row) : cublas->status();
+        }
+        if (!s.ok()) {
+          row.status = s.code() == ErrorCode::kUnsupported ? "skipped" : "error";
+          row.note = s.message();
+        }
+        if (row.status == "ok") account(c, report, row);
+        rows[mi].push_back(row);
+        progress.advance();
+      }
+    }
+    for (auto& group : rows) {
+      // Ratios to the baselines measured for the same problem and M.
+      for (ResultRow& row : group)
+        for (const ResultRow& base : group) {
+          if (&row == &base || base.status != "ok" || row.status != "ok") continue;
+          if (base.backend == "cublas-bf16" || base.backend == "cublas-fp8")
+            row.vs[base.backend] = row.time.median_us / base.time.median_us;
+        }
+      report.rows.insert(report.rows.end(), group.begin(), group.end());
+    }
+  }
+  progress.finish();
+  return report;
+}
+
+}  // namespace qgemm::bench

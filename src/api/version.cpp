@@ -1,0 +1,7 @@
+#include "qgemm/version.h"
+
+namespace qgemm {
+
+const char* version() { return QGEMM_VERSION_STRING; }
+
+}  // namespace qgemm
