@@ -10,7 +10,9 @@
 #include "backend/device_presets.h"
 #include "jit/compiler.h"
 #include "jit/kernel_cache.h"
-#include "plan/mma_gemm_policy.h"
+#include "plan/jit_kernel_plan.h"
+#include "plan/mma_launch.h"
+#include "families/dense_expand.h"
 #include "qgemm/device.h"
 
 namespace qgemm {

@@ -60,11 +60,17 @@ same=0 differ=0 missing=0
 # NOTE: kernels are matched by their whole generated source (the Cfg struct; the kernel headers
 # are not in it), not by the config line: several kernels share a config line (formats that
 # print alike), and matching by it would compare unrelated kernels.
+# The source without its comments, includes and kernel name: the Cfg struct and the entry's
+# signature, so a kernel moved to another header or family still finds its counterpart.
+source_key() {
+  grep -vE '^(//|#include)' "$1" | sed -E 's/qgemm::[a-z_]+_kernel<Cfg>/qgemm::KERNEL<Cfg>/g' |
+    md5sum | cut -d' ' -f1
+}
 declare -A new_by_source
-for f in "$2"/*.cu; do new_by_source[$(md5sum < "$f" | cut -d' ' -f1)]=$f; done
+for f in "$2"/*.cu; do new_by_source[$(source_key "$f")]=$f; done
 for old in "$1"/*.cu; do
   config=$(head -1 "$old" | sed 's/ for sm_.*//')  # "// qgemm <family> [<config> <arch>]"
-  new=${new_by_source[$(md5sum < "$old" | cut -d' ' -f1)]:-}
+  new=${new_by_source[$(source_key "$old")]:-}
   if [ -z "$new" ]; then
     echo "missing in $2: $config"
     missing=$((missing + 1))

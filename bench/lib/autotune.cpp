@@ -1,4 +1,5 @@
 #include "bench/lib/autotune.h"
+#include "families/dense_expand.h"
 
 #include <algorithm>
 #include <chrono>

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "plan/kernel_selection.h"
-#include "plan/mma_gemm_policy.h"
+#include "plan/mma_tile.h"
 #include "plan/tuning_table.h"
 #include "qgemm/device.h"
 #include "qgemm/format.h"

@@ -22,6 +22,7 @@
 #include "util/progress.h"
 #include "util/error.h"
 #include "util/random.h"
+#include "util/settings.h"
 
 namespace qgemm::bench {
 namespace {
@@ -477,7 +478,7 @@ Expected<BenchReport> run_recipe(const Recipe& recipe, const RunOptions& options
         } else if (linear) {
           s = linear->ok() ? measure_linear(c, **linear, recipe, row) : linear->status();
           if (jit) row.plan = jit_plan_source(p, wf, af, out, report.device);
-          if (backend == "jit-pdl" && programmatic_launch_disabled())
+          if (backend == "jit-pdl" && settings().no_programmatic_launch)
             row.note = "QGEMM_NO_PDL=1: launched plainly";
         } else if (cublas) {
           s = cublas->ok() ? measure_cublas(c, **cublas, recipe, row) : cublas->status();

@@ -549,21 +549,9 @@ struct MmaGemm {
 
 }  // namespace qgemm
 
-// The members of MmaGemm, by concept.
+// The members both families share, by concept; each family's kernel header adds its own
+// (dense_mma/dense_mma.cuh, dense_wgmma/dense_wgmma.cuh).
 #include "dense/mma_gemm_epilogue.cuh"
 #include "dense/mma_gemm_load.cuh"
 #include "dense/mma_gemm_loop.cuh"
 #include "dense/mma_gemm_math.cuh"
-
-namespace qgemm {
-
-/// The kernel NVRTC instantiates for each Cfg. `maps` are the operands' TMA tensor maps (read
-/// by kTma tiles only; the others get them zero-filled).
-template <class Cfg>
-__global__ void __launch_bounds__(MmaGemm<Cfg>::kThreads, 1)
-    mma_gemm_kernel(const MmaGemmParams p, const __grid_constant__ MmaGemmMaps maps) {
-  extern __shared__ __align__(128) u8 smem[];
-  MmaGemm<Cfg>::run(p, &maps, smem);
-}
-
-}  // namespace qgemm

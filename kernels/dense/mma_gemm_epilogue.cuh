@@ -1,5 +1,6 @@
-// The epilogue of MmaGemm (declared in dense/mma_gemm.cuh): C stores, the split-K fix-up
-// through global partials or a cluster's shared memory, and the staged tile of the ws kernels.
+// The epilogue both dense tile families share (declared in dense/mma_gemm.cuh): C stores, the
+// split-K fix-up through global partials or a cluster's shared memory. The staged tile of the
+// ws kernels is dense_wgmma/ws_epilogue.cuh's, the marked partials dense_mma's.
 // Included at the end of dense/mma_gemm.cuh, after the class.
 #pragma once
 
@@ -185,98 +186,6 @@ QGEMM_DEVICE void MmaGemm<Cfg>::cluster_sum_and_store(const MmaGemmParams& p, co
 }
 
 template <class Cfg>
-QGEMM_DEVICE void MmaGemm<Cfg>::cluster_sum_pair_bf16(const MmaGemmParams& p, const Work& w,
-                                                      u8* smem, FragC (*acc)[kTN][kFM],
-                                                      int warp_n, int warp_m, int lane) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  // CTA r sums rows [r * kHalfRows, (r + 1) * kHalfRows) of the tile: [token][kOwnStride] fp32
-  // of its own split, and [token][kTradedStride] bf16 of the other half for the other CTA.
-  float* own = reinterpret_cast<float*>(smem);
-  u16* traded = reinterpret_cast<u16*>(smem + kOwnBytes);
-  const int rank = static_cast<int>(cluster_rank());
-  if (acc != nullptr) {
-    // A warp's 16 rows lie in one half.
-    if ((warp_n * kTN * 16 < kHalfRows) == (rank == 0)) {
-      for_each_element(0, 0, warp_n, warp_m, lane, [&](int tn, int fm, int i, int row, int token) {
-        own[token * kOwnStride + row % kHalfRows] = (*acc)[tn][fm].r[i];
-      });
-    } else {
-      for_each_element(0, 0, warp_n, warp_m, lane, [&](int tn, int fm, int i, int row, int token) {
-        traded[token * kTradedStride + row % kHalfRows] =
-            static_cast<u16>(pack_half2<Elem::kBf16>((*acc)[tn][fm].r[i], 0.0f));
-      });
-    }
-  }
-  cluster_sync();
-  constexpr int kPieces = 2, kHalfPieces = kHalfRows / 8;
-  const int pieces = min(kBlockM, p.m - w.m0) * kHalfPieces;
-  const u32 other = static_cast<u32>(rank ^ 1);
-  const int row0 = w.n_tile0 * 16 + rank * kHalfRows;
-  const bool vec = vector_stores(p);
-  for (int e0 = static_cast<int>(threadIdx.x); e0 < pieces; e0 += kPieces * kThreads) {
-    float4 mine[kPieces][2];
-    float4 theirs[kPieces];  // 8 bf16
-#pragma unroll
-    for (int j = 0; j < kPieces; ++j) {  // the loads of both pieces in flight before any add
-      const int e = e0 + j * kThreads;
-      if (e < pieces) {
-        const int token = e / kHalfPieces, piece = e % kHalfPieces;
-        const float4* at = reinterpret_cast<const float4*>(own + token * kOwnStride + piece * 8);
-        mine[j][0] = at[0], mine[j][1] = at[1];
-        theirs[j] = load_cluster_f32x4(
-            reinterpret_cast<const float*>(traded + token * kTradedStride + piece * 8), other);
-      }
-    }
-#pragma unroll
-    for (int j = 0; j < kPieces; ++j) {
-      const int e = e0 + j * kThreads;
-      if (e >= pieces) continue;
-      const u32 t[4] = {__float_as_uint(theirs[j].x), __float_as_uint(theirs[j].y),
-                        __float_as_uint(theirs[j].z), __float_as_uint(theirs[j].w)};
-      const float4 lo = mine[j][0], hi = mine[j][1];
-      float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        v[2 * q] += half_to_float<Elem::kBf16>(static_cast<u16>(t[q] & 0xffffu));
-        v[2 * q + 1] += half_to_float<Elem::kBf16>(static_cast<u16>(t[q] >> 16));
-      }
-      store_piece(p, row0 + (e % kHalfPieces) * 8, w.m0 + e / kHalfPieces, v, vec);
-    }
-  }
-  cluster_sync_relaxed();  // no CTA leaves while the other still reads its shared memory
-#endif
-}
-
-template <class Cfg>
-QGEMM_DEVICE void MmaGemm<Cfg>::stage_tile(float* tile, const FragC (&acc)[kTN][kFM], int warp_n,
-                                           int warp_m, int lane) {
-  sync_compute_threads();  // every compute warp is done with the ring
-  write_tile(tile, acc, warp_n, warp_m, lane);
-  sync_compute_threads();
-}
-
-template <class Cfg>
-QGEMM_DEVICE void MmaGemm<Cfg>::write_tile(float* tile, const FragC (&acc)[kTN][kFM], int warp_n,
-                                           int warp_m, int lane) {
-  if constexpr (kWarpsK == 1) {
-    for_each_element(0, 0, warp_n, warp_m, lane, [&](int tn, int fm, int i, int row, int token) {
-      tile[token * kTileStride + row] = acc[tn][fm].r[i];
-    });
-    return;
-  }
-  const int warp_k = static_cast<int>(threadIdx.x / 32) / (Cfg::kWarpsN * Cfg::kWarpsM);
-#pragma unroll 1
-  for (int part = kWarpsK - 1; part >= 0; --part) {
-    if (warp_k == part)
-      for_each_element(0, 0, warp_n, warp_m, lane, [&](int tn, int fm, int i, int row, int token) {
-        float& at = tile[token * kTileStride + row];
-        at = part == kWarpsK - 1 ? acc[tn][fm].r[i] : at + acc[tn][fm].r[i];
-      });
-    if (part > 0) sync_compute_threads();
-  }
-}
-
-template <class Cfg>
 QGEMM_DEVICE bool MmaGemm<Cfg>::vector_stores(const MmaGemmParams& p) {
   constexpr int kOutBytes = Cfg::kOut == Elem::kFp32 ? 4 : 2;
   const auto misaligned = [](const void* ptr) { return reinterpret_cast<u64>(ptr) % 16; };
@@ -397,85 +306,6 @@ QGEMM_DEVICE void MmaGemm<Cfg>::finish(const MmaGemmParams& p, const Work& w, u8
 }
 
 template <class Cfg>
-QGEMM_DEVICE bool MmaGemm<Cfg>::sum_marked_partials(const MmaGemmParams& p,
-                                                    FragC (&acc)[kTN][kFM]) {
-  // Layout: [CTA tile][split 0 .. last - 1][thread][value]; every thread reads back exactly
-  // what the same thread of another split wrote, 16 contiguous bytes at a time.
-  constexpr int kVec = kMarkedValues / 4;
-  constexpr int kPerSplit = kThreads * kMarkedValues;
-  const int last = static_cast<int>(gridDim.z) - 1;
-  const i64 tile = static_cast<i64>(blockIdx.y) * gridDim.x + blockIdx.x;
-  float* base = p.partials + tile * last * kPerSplit + threadIdx.x * kMarkedValues;
-  // NOTE: nothing passes between this CTA's threads here; the barrier stays because without it
-  // the two-stage tile's main loop compiles to other registers than the benchmarked build's.
-  sync_compute_threads();
-  float own[kMarkedValues];
-#pragma unroll
-  for (int tn = 0; tn < kTN; ++tn)
-#pragma unroll
-    for (int fm = 0; fm < kFM; ++fm)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) own[(tn * kFM + fm) * 4 + i] = acc[tn][fm].r[i];
-  if (static_cast<int>(blockIdx.z) != last) {
-    float* mine = base + blockIdx.z * static_cast<i64>(kPerSplit);
-#pragma unroll
-    for (int q = 0; q < kVec; ++q)
-      store_relaxed_gpu_f32x4(mine + 4 * q, make_float4(own[4 * q], own[4 * q + 1],
-                                                         own[4 * q + 2], own[4 * q + 3]));
-    return false;
-  }
-  constexpr int kBatch = 32 / kMarkedValues > 0 ? 32 / kMarkedValues : 1;  // splits in flight
-  const auto marked = [](float4 v) {
-    return __float_as_uint(v.x) == kPartialMark || __float_as_uint(v.y) == kPartialMark ||
-           __float_as_uint(v.z) == kPartialMark || __float_as_uint(v.w) == kPartialMark;
-  };
-  float sum[kMarkedValues] = {};
-#pragma unroll 1
-  for (int z0 = 0; z0 < last; z0 += kBatch) {
-    float4 part[kBatch][kVec];
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b)
-#pragma unroll
-      for (int q = 0; q < kVec; ++q)
-        part[b][q] =
-            z0 + b < last
-                ? load_relaxed_gpu_f32x4(base + (z0 + b) * static_cast<i64>(kPerSplit) + 4 * q)
-                : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    // A split still computing leaves its pieces marked: read again every marked piece at once
-    // (one round trip for all of them), then wait on each in turn.
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b)
-#pragma unroll
-      for (int q = 0; q < kVec; ++q)
-        if (z0 + b < last && marked(part[b][q]))
-          part[b][q] =
-              load_relaxed_gpu_f32x4(base + (z0 + b) * static_cast<i64>(kPerSplit) + 4 * q);
-    const float mark = __uint_as_float(kPartialMark);
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b)
-#pragma unroll
-      for (int q = 0; q < kVec; ++q) {
-        if (z0 + b >= last) continue;
-        float* at = base + (z0 + b) * static_cast<i64>(kPerSplit) + 4 * q;
-        while (marked(part[b][q])) part[b][q] = load_relaxed_gpu_f32x4(at);
-        const float4 v = part[b][q];
-        sum[4 * q] += v.x, sum[4 * q + 1] += v.y, sum[4 * q + 2] += v.z, sum[4 * q + 3] += v.w;
-        store_relaxed_gpu_f32x4(at, make_float4(mark, mark, mark, mark));
-      }
-  }
-#pragma unroll
-  for (int tn = 0; tn < kTN; ++tn)
-#pragma unroll
-    for (int fm = 0; fm < kFM; ++fm)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int v = (tn * kFM + fm) * 4 + i;
-        acc[tn][fm].r[i] = sum[v] + own[v];
-      }
-  return true;
-}
-
-template <class Cfg>
 QGEMM_DEVICE bool MmaGemm<Cfg>::last_split_arrives(const MmaGemmParams& p) {
   // Ordering as in finish()'s fragment path.
   sync_compute_threads();
@@ -490,68 +320,6 @@ QGEMM_DEVICE bool MmaGemm<Cfg>::last_split_arrives(const MmaGemmParams& p) {
 template <class Cfg>
 QGEMM_DEVICE void MmaGemm<Cfg>::reset_counter(const MmaGemmParams& p) {
   p.counters[blockIdx.y * gridDim.x + blockIdx.x] = 0;
-}
-
-template <class Cfg>
-QGEMM_DEVICE void MmaGemm<Cfg>::finish_staged(const MmaGemmParams& p, const Work& w, float* tile,
-                                              const FragC (&acc)[kTN][kFM], int warp_n, int warp_m,
-                                              int lane) {
-  stage_tile(tile, acc, warp_n, warp_m, lane);
-  const int tid = static_cast<int>(threadIdx.x);
-  const int row0 = w.n_tile0 * 16;
-  const bool vec = vector_stores(p);
-  const auto staged = [&](int token, int row, float(&v)[8]) {
-    const float4* at = reinterpret_cast<const float4*>(tile + token * kTileStride + row);
-    const float4 a = at[0], b = at[1];
-    v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
-  };
-  if (gridDim.z == 1) {
-    for_each_piece(p, w, tid, [&](int token, int row) {
-      float v[8];
-      staged(token, row, v);
-      store_piece(p, row0 + row, w.m0 + token, v, vec);
-    });
-    return;
-  }
-  // Split-K: publish this split's partial tile (rows below the padded N: the tile's last
-  // warps may lie beyond the weight), then the last split sums all of them in split order.
-  const i64 n_pad = static_cast<i64>(p.n_tiles) * 16;
-  const i64 split_floats = static_cast<i64>(p.m) * n_pad;
-  const int splits = static_cast<int>(gridDim.z);
-  for_each_piece(p, w, tid, [&](int token, int row) {
-    if (row0 + row >= n_pad) return;
-    float4* out = reinterpret_cast<float4*>(p.partials + blockIdx.z * split_floats +
-                                            (w.m0 + token) * n_pad + row0 + row);
-    const float4* in = reinterpret_cast<const float4*>(tile + token * kTileStride + row);
-    out[0] = in[0];
-    out[1] = in[1];
-  });
-  if (!last_split_arrives(p)) return;
-  constexpr int kBatch = 4;  // splits loaded before any is added: 8 loads in flight
-  for_each_piece(p, w, tid, [&](int token, int row) {
-    if (row0 + row >= n_pad) return;
-    const float* at = p.partials + (w.m0 + token) * n_pad + row0 + row;
-    float v[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-#pragma unroll 1
-    for (int z0 = 0; z0 < splits; z0 += kBatch) {
-      float4 part[kBatch][2];
-#pragma unroll
-      for (int b = 0; b < kBatch; ++b) {
-        const float4* src = reinterpret_cast<const float4*>(at + (z0 + b) * split_floats);
-        const bool load = z0 + b < splits;
-        part[b][0] = load ? __ldcg(src) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        part[b][1] = load ? __ldcg(src + 1) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-      }
-#pragma unroll
-      for (int b = 0; b < kBatch; ++b) {
-        if (z0 + b >= splits) break;
-        v[0] += part[b][0].x, v[1] += part[b][0].y, v[2] += part[b][0].z, v[3] += part[b][0].w;
-        v[4] += part[b][1].x, v[5] += part[b][1].y, v[6] += part[b][1].z, v[7] += part[b][1].w;
-      }
-    }
-    store_piece(p, row0 + row, w.m0 + token, v, vec);
-  });
-  if (threadIdx.x == 0) reset_counter(p);
 }
 
 }  // namespace qgemm

@@ -5,6 +5,7 @@
 #include "qgemm/device.h"
 #include "util/error.h"
 #include "backend/device_presets.h"
+#include "util/settings.h"
 
 namespace qgemm {
 
@@ -43,7 +44,8 @@ std::vector<DeviceInfo> list_devices() {
     size_t total = 0;
     d->cuDeviceTotalMem(&total, dev);
     info.memory_bytes = static_cast<int64_t>(total);
-    describe_as_kernel_target(info, std::getenv("QGEMM_TARGET_ARCH"));
+    describe_as_kernel_target(
+        info, settings().target_arch.empty() ? nullptr : settings().target_arch.c_str());
     devices.push_back(info);
   }
   return devices;

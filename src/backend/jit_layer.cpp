@@ -4,12 +4,13 @@
 #include <cstdint>
 
 #include "backend/cublaslt_library.h"
-#include "dense/mma_dequant_params.cuh"
+#include "dense_expand/dense_expand_params.cuh"
 #include "dense/mma_gemm_params.cuh"
 #include "jit/kernel_cache.h"
 #include "jit/tma_maps.h"
 #include "pack/mma_pack.h"
 #include "util/error.h"
+#include "util/settings.h"
 
 namespace qgemm {
 namespace {
@@ -54,7 +55,7 @@ Status JitLayer::prepare(int64_t max_tokens) {
   for (size_t i = 0; i < plan_.buckets.size() && lo <= max_tokens; ++i) {
     const JitBucket& b = plan_.buckets[i];
     used.push_back(i);
-    wanted.push_back(b.expand ? b.config.dequant_spec() : b.config.spec());
+    wanted.push_back(b.spec());
     if (b.max_m == INT64_MAX) break;
     lo = b.max_m + 1;
   }
@@ -175,7 +176,7 @@ int64_t JitLayer::token_tiles(const MmaGemmConfig& c, int64_t m) const {
 }
 
 bool JitLayer::programmatic(const MmaGemmConfig& c) const {
-  return c.programmatic_launch() && problem_.programmatic_launch && !programmatic_launch_disabled();
+  return c.programmatic_launch() && problem_.programmatic_launch && !settings().no_programmatic_launch;
 }
 
 size_t JitLayer::mma_workspace_bytes(int64_t m) const {

@@ -9,6 +9,7 @@
 #include "backend/device_buffer.h"
 #include "jit/kernel_loader.h"
 #include "plan/jit_kernel_plan.h"
+#include "plan/mma_launch.h"
 
 namespace qgemm {
 

@@ -9,7 +9,9 @@
 #include "jit/dequantize_kernel.h"
 #include "jit/kernel_loader.h"
 #include "jit/nvrtc_library.h"
-#include "plan/mma_gemm_policy.h"
+#include "plan/jit_kernel_plan.h"
+#include "plan/mma_launch.h"
+#include "families/dense_expand.h"
 #include "util/error.h"
 
 namespace qgemm {

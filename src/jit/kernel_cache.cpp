@@ -19,6 +19,7 @@
 #include "util/parallel.h"
 #include "util/progress.h"
 #include "util/error.h"
+#include "util/settings.h"
 
 namespace qgemm {
 namespace fs = std::filesystem;
@@ -89,27 +90,15 @@ struct KernelCache::State {
   std::atomic<uint64_t> temp_counter{0};
 };
 
-std::string default_cache_dir() {
-  if (const char* dir = std::getenv("QGEMM_CACHE_DIR"); dir && *dir) return dir;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    return std::string(xdg) + "/qgemm";
-  if (const char* home = std::getenv("HOME"); home && *home)
-    return std::string(home) + "/.cache/qgemm";
-  return "/tmp/qgemm-cache";
-}
-
 KernelCache& KernelCache::instance() {
-  static KernelCache cache(default_cache_dir(), [] {
-    const char* off = std::getenv("QGEMM_DISABLE_DISK_CACHE");
-    return !(off && *off && std::string(off) != "0");
-  }());
+  static KernelCache cache(cache_dir(), !settings().disable_disk_cache);
   return cache;
 }
 
 KernelCache::KernelCache(std::string directory, bool use_disk)
     : directory_(std::move(directory)),
       use_disk_(use_disk),
-      dump_dir_(default_dump_dir()),
+      dump_dir_(qgemm::dump_dir()),
       state_(std::make_shared<State>()) {}
 
 bool KernelCache::disk_enabled() const { return use_disk_ && !state_->disk_failed; }

@@ -7,6 +7,7 @@
 
 #include "jit/kernel_spec.h"
 #include "qgemm/status.h"
+#include "util/settings.h"
 
 namespace qgemm {
 
@@ -22,7 +23,7 @@ namespace qgemm {
 /// (every kernel a cache compiles is also written there as .cu, .ptx, .cubin and .log).
 class KernelCache {
  public:
-  /// The process-wide cache (directory from QGEMM_CACHE_DIR, see default_cache_dir()).
+  /// The process-wide cache (directory from QGEMM_CACHE_DIR, see cache_dir()).
   static KernelCache& instance();
 
   /// A cache on `directory`; dumps go to $QGEMM_DUMP_DIR when it is set.
@@ -73,7 +74,5 @@ class KernelCache {
   std::shared_ptr<State> state_;
 };
 
-/// $QGEMM_CACHE_DIR, else $XDG_CACHE_HOME/qgemm, else $HOME/.cache/qgemm, else /tmp/qgemm-cache.
-std::string default_cache_dir();
 
 }  // namespace qgemm

@@ -30,11 +30,6 @@ std::string annotated_source(const KernelSpec& spec) {
 
 }  // namespace
 
-std::string default_dump_dir() {
-  const char* dir = std::getenv("QGEMM_DUMP_DIR");
-  return dir != nullptr ? dir : "";
-}
-
 std::string kernel_dump_stem(const std::string& dir, const std::string& family,
                              const std::string& key) {
   return str(dir, "/", family, "-", key.substr(0, 12));

@@ -4,11 +4,10 @@
 
 #include "jit/kernel_spec.h"
 #include "qgemm/status.h"
+#include "util/settings.h"
 
 namespace qgemm {
 
-/// $QGEMM_DUMP_DIR, or "" when unset: where the kernel cache dumps what it compiles.
-std::string default_dump_dir();
 
 /// The dump files' common path: "<dir>/<family>-<first 12 hex digits of key>".
 std::string kernel_dump_stem(const std::string& dir, const std::string& family,

@@ -11,15 +11,6 @@
 
 namespace qgemm {
 
-bool programmatic_launch_disabled() {
-  // Read once: run() asks on every launch.
-  static const bool disabled = [] {
-    const char* env = std::getenv("QGEMM_NO_PDL");
-    return env != nullptr && *env != '\0' && std::string(env) != "0";
-  }();
-  return disabled;
-}
-
 Expected<LoadedKernel> load_kernel(const std::shared_ptr<const CompiledKernel>& compiled,
                                    const KernelSpec& spec) {
   auto driver = cuda_driver();

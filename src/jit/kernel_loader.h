@@ -4,6 +4,7 @@
 
 #include "jit/cuda_driver.h"
 #include "jit/kernel_spec.h"
+#include "util/settings.h"
 
 namespace qgemm {
 
@@ -17,9 +18,6 @@ struct LoadedKernel {
   std::shared_ptr<const CompiledKernel> compiled;
 };
 
-/// Whether programmatic dependent launch is switched off (QGEMM_NO_PDL=1 when the process first
-/// asks), for comparisons.
-bool programmatic_launch_disabled();
 
 /// Loads (once per context and key) the module of `compiled` and sets the dynamic shared
 /// memory limit the spec needs, so launches need not set it.

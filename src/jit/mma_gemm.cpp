@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "dense/mma_dequant_params.cuh"
+#include "dense_expand/dense_expand_params.cuh"
 #include "dense/mma_layout.cuh"
 #include "pack/mma_pack.h"
 #include "util/hash.h"
@@ -220,13 +220,15 @@ bool MmaGemmConfig::marks_partials() const {
 
 KernelSpec MmaGemmConfig::spec() const {
   KernelSpec s;
-  s.family = "mma_gemm";
+  // The two dense tile families share MmaGemm and its config; wgmma tiles are dense_wgmma's.
+  const char* family = wgmma ? "dense_wgmma" : "dense_mma";
+  s.family = family;
   s.config = to_string();
   s.arch = arch;
   s.threads = threads();
   s.dynamic_smem = smem_bytes();
   s.source =
-      str("#include \"dense/mma_gemm.cuh\"\nstruct Cfg {\n", format_fields(),
+      str("#include \"", family, "/", family, ".cuh\"\nstruct Cfg {\n", format_fields(),
           "  static constexpr int kWarpsN = ", warps_n,
           ";\n"
           "  static constexpr int kWarpsM = ",
@@ -260,21 +262,21 @@ KernelSpec MmaGemmConfig::spec() const {
           tma ? "true" : "false",
           ";\n"
           "};\n"
-          "template __global__ void qgemm::mma_gemm_kernel<Cfg>(const qgemm::MmaGemmParams, "
-          "const __grid_constant__ qgemm::MmaGemmMaps);\n");
-  s.name_expression = "&qgemm::mma_gemm_kernel<Cfg>";
+          "template __global__ void qgemm::", family,
+          "_kernel<Cfg>(const qgemm::MmaGemmParams, const __grid_constant__ qgemm::MmaGemmMaps);\n");
+  s.name_expression = str("&qgemm::", family, "_kernel<Cfg>");
   s.programmatic_launch = programmatic_launch();
   return s;
 }
 
 KernelSpec MmaGemmConfig::dequant_spec() const {
   KernelSpec s;
-  s.family = "mma_dequant";
+  s.family = "dense_expand";
   s.config = str(to_string().substr(0, to_string().find(' ')), " ", act.name(), " ", arch);
   s.arch = arch;
   s.threads = mma_dequant::kThreads;
   s.source = str(
-      "#include \"dense/mma_dequant.cuh\"\nstruct Cfg {\n", format_fields(), "};\n",
+      "#include \"dense_expand/dense_expand.cuh\"\nstruct Cfg {\n", format_fields(), "};\n",
       "template __global__ void qgemm::mma_dequant_kernel<Cfg>(const qgemm::MmaDequantParams);\n");
   s.name_expression = "&qgemm::mma_dequant_kernel<Cfg>";
   return s;

@@ -60,7 +60,7 @@ struct MmaGemmConfig {
   std::string tiling() const;
   uint64_t hash() const;
   KernelSpec spec() const;
-  /// The expansion kernel (kernels/dense/mma_dequant.cuh) for this config's format: it writes
+  /// The expansion kernel (kernels/dense_expand/dense_expand.cuh) for this config's format: it writes
   /// the packed weight out as a dense fp16/bf16 matrix for the cuBLAS large-M path.
   KernelSpec dequant_spec() const;
 

@@ -1,7 +1,9 @@
 #include "plan/jit_kernel_plan.h"
-#include "util/error.h"
 
 #include <algorithm>
+
+#include "families/dense_expand.h"
+#include "util/error.h"
 
 namespace qgemm {
 namespace {
@@ -41,10 +43,7 @@ std::vector<KernelSpec> JitKernelPlan::kernels(int64_t max_tokens,
   for (const JitBucket& b : buckets) {
     if (lo > max_tokens) break;
     const std::string range = range_text(lo, b.max_m);
-    if (b.expand)
-      add(b.config.dequant_spec(), range + " (then cuBLASLt)");
-    else
-      add(b.config.spec(), range);
+    add(b.spec(), b.expand ? range + " (then cuBLASLt)" : range);
     if (b.max_m == INT64_MAX) break;
     lo = b.max_m + 1;
   }
@@ -75,14 +74,66 @@ Expected<JitKernelPlan> plan_from_buckets(const std::vector<TunedBucket>& bucket
     b.expand = t.expand;
     if (t.expand) {
       b.config = plan.buckets.back().config;
+      b.family = &dense_expand_family();
     } else {
       auto c = mma_config_for(t.tile, weight, act, out, device);
       if (!c) return c.status();
       b.config = *c;
+      b.family = find_family(c->wgmma ? "dense_wgmma" : "dense_mma");
     }
     plan.buckets.push_back(b);
   }
   return plan;
+}
+
+Expected<JitKernelPlan> compose_families(const GemmProblem& problem) {
+  JitKernelPlan plan;
+  std::vector<std::string> refusals;
+  for (const KernelFamily* family : kernel_families()) {
+    const Support support = family->supports(problem);
+    if (!support.ok) {
+      refusals.push_back(str(family->name(), ": ", support.reason));
+      continue;
+    }
+    auto proposal = family->propose(problem);
+    if (!proposal) {
+      plan.notes.push_back(str(family->name(), ": ", proposal.status().message()));
+      continue;
+    }
+    // The family takes over from its from_m: the buckets before keep the tokens below it.
+    const int64_t below = proposal->from_m - 1;
+    if (below < 1) plan.buckets.clear();
+    while (!plan.buckets.empty() && plan.buckets.size() > 1 &&
+           plan.buckets[plan.buckets.size() - 2].max_m >= below)
+      plan.buckets.pop_back();
+    if (plan.buckets.empty() && below >= 1) {
+      refusals.push_back(str(family->name(), ": takes ", proposal->from_m,
+                             " tokens and more, and no family before it takes fewer"));
+      continue;
+    }
+    if (!plan.buckets.empty()) plan.buckets.back().max_m = below;
+    for (const FamilyBucket& b : proposal->buckets) {
+      // An expanding bucket keeps the tile kernel below it for operands cuBLASLt cannot take.
+      const bool expand = family->expands() && !plan.buckets.empty();
+      plan.buckets.push_back(
+          {b.max_m, expand, expand ? plan.buckets.back().config : b.config, family});
+    }
+  }
+  if (plan.buckets.empty()) {
+    std::string why;
+    for (const std::string& r : refusals) why += (why.empty() ? "" : "; ") + r;
+    return unsupported(str("no kernel family runs ", problem.to_string(), ": ", why));
+  }
+  return plan;
+}
+
+Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const WeightFormat& weight,
+                                                  DType act, DType out, const DeviceInfo& device) {
+  auto plan = compose_families(GemmProblem{n, k, weight, act, out, device, false});
+  if (!plan) return plan.status();
+  std::vector<MmaPlanEntry> entries;
+  for (const JitBucket& b : plan->buckets) entries.push_back({b.max_m, b.config});
+  return entries;
 }
 
 Expected<JitKernelPlan> plan_jit_kernels(int64_t n, int64_t k, const WeightFormat& weight,
@@ -104,18 +155,11 @@ Expected<JitKernelPlan> plan_jit_kernels(int64_t n, int64_t k, const WeightForma
           str("tuning table ", t.source, ": ", plan.status().message(), " (heuristics used)"));
     }
   }
-  auto mma = plan_mma_gemm(n, k, weight, act, out, device);
-  if (!mma) return mma.status();
-  JitKernelPlan plan;
-  plan.source = "heuristics";
-  plan.notes = std::move(notes);
-  const int64_t handoff = cublas ? mma_handoff_m(device, weight, act, out) : INT64_MAX;
-  for (const MmaPlanEntry& e : *mma) {
-    const int64_t hi = std::min(e.max_m, handoff - 1);
-    plan.buckets.push_back({hi == INT64_MAX - 1 ? INT64_MAX : hi, false, e.config});
-    if (e.max_m >= handoff - 1) break;
-  }
-  if (handoff != INT64_MAX) plan.buckets.push_back({INT64_MAX, true, plan.buckets.back().config});
+  GemmProblem problem{n, k, weight, act, out, device, cublas};
+  auto plan = compose_families(problem);
+  if (!plan) return plan.status();
+  plan->source = "heuristics";
+  plan->notes.insert(plan->notes.begin(), notes.begin(), notes.end());
   return plan;
 }
 

@@ -4,19 +4,24 @@
 #include <string>
 #include <vector>
 
+#include "families/family.h"
 #include "jit/kernel_spec.h"
-#include "plan/mma_gemm_policy.h"
+#include "plan/mma_tile.h"
 #include "plan/tuning_table.h"
 
 namespace qgemm {
 
-/// One M bucket of a jit layer: an mma_gemm kernel, or the hand-off that expands the packed
-/// weight (mma_dequant) and calls cuBLASLt. An expand bucket's config carries the format the
-/// expansion kernel is built for.
+/// One M bucket of a jit layer: a tile kernel of a dense family, or the hand-off that expands
+/// the packed weight (dense_expand) and calls cuBLASLt. An expand bucket's config is the tile
+/// kernel's below it, which runs operands cuBLASLt cannot take.
 struct JitBucket {
   int64_t max_m = INT64_MAX;
   bool expand = false;
   MmaGemmConfig config;
+  const KernelFamily* family = nullptr;
+
+  /// The kernel this bucket compiles.
+  KernelSpec spec() const { return family->spec(config); }
 };
 
 /// How the jit backend runs one dense layer at every M, and where that came from.
@@ -41,11 +46,28 @@ inline constexpr const char* kNoTuningTable = "none";
 
 /// The plan of a layer: from a tuning table when one for this device holds the layer
 /// (`tuning_table`: a path, "" for the default search path, "none" for heuristics only), else
-/// from the heuristic buckets with the cuBLASLt hand-off. `cublas` says whether cuBLASLt is
-/// there to take large M. A pure function of its inputs and the table files.
+/// the kernel families' proposals composed (families/family.h). `cublas` says whether cuBLASLt
+/// is there to take large M. A pure function of its inputs and the table files.
 Expected<JitKernelPlan> plan_jit_kernels(int64_t n, int64_t k, const WeightFormat& weight,
                                          DType act, DType out, const DeviceInfo& device,
                                          bool cublas, const std::string& tuning_table = "");
+
+/// The registered families' proposals for a layer, composed in registry order: each family
+/// takes the tokens from its proposal's from_m on. kUnsupported, with every family's reason,
+/// when none runs the layer.
+Expected<JitKernelPlan> compose_families(const GemmProblem& problem);
+
+/// The tile kernel of a dense family that runs tokens up to `max_m`.
+struct MmaPlanEntry {
+  int64_t max_m = 0;
+  MmaGemmConfig config;
+};
+
+/// A layer's tile-kernel buckets without the hand-off to expansion + cuBLASLt, smallest first,
+/// the last covering every M: the families' composition for a layer that never hands off. A pure
+/// function of the layer and the device description (tested on the CPU for every architecture).
+Expected<std::vector<MmaPlanEntry>> plan_mma_gemm(int64_t n, int64_t k, const WeightFormat& weight,
+                                                  DType act, DType out, const DeviceInfo& device);
 
 /// The plan for explicit buckets (a tuning table's, or the autotuner's candidates). Expand
 /// buckets become the mma bucket below them where the hand-off is not possible.

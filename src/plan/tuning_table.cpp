@@ -14,6 +14,7 @@
 
 #include "jit/kernel_cache.h"
 #include "util/error.h"
+#include "util/settings.h"
 
 namespace qgemm {
 namespace {
@@ -165,16 +166,11 @@ Status write_tuning_table(const TuningTable& t, const std::string& path) {
   return Status();
 }
 
-std::string default_tuning_dir() {
-  if (const char* dir = std::getenv("QGEMM_TUNING_DIR"); dir && *dir) return dir;
-  return default_cache_dir() + "/tuning";
-}
-
 std::string default_tuning_path(const DeviceInfo& device) {
   std::string name = device.name.empty() ? "device" : device.name;
   for (char& c : name)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '_';
-  return default_tuning_dir() + "/" + name + ".json";
+  return tuning_dir() + "/" + name + ".json";
 }
 
 TuningLookup find_tuning(const std::string& path, const DeviceInfo& device, int64_t n, int64_t k,
@@ -195,7 +191,7 @@ TuningLookup find_tuning(const std::string& path, const DeviceInfo& device, int6
   if (!path.empty()) {
     paths.push_back(path);
   } else {
-    for (const auto& e : fs::directory_iterator(default_tuning_dir(), ec))
+    for (const auto& e : fs::directory_iterator(tuning_dir(), ec))
       if (e.path().extension() == ".json") paths.push_back(e.path().string());
     std::sort(paths.begin(), paths.end());
   }

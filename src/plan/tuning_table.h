@@ -4,9 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "plan/mma_gemm_policy.h"
+#include "plan/mma_tile.h"
 #include "qgemm/device.h"
 #include "qgemm/status.h"
+#include "util/settings.h"
 
 namespace qgemm {
 
@@ -55,10 +56,7 @@ struct TuningTable {
 Expected<TuningTable> read_tuning_table(const std::string& path);
 Status write_tuning_table(const TuningTable& table, const std::string& path);
 
-/// The directory searched for tables when no path is given: $QGEMM_TUNING_DIR, else the
-/// kernel cache directory's "tuning" folder.
-std::string default_tuning_dir();
-/// Where `qgemm tune` writes by default: default_tuning_dir()/<device name>.json.
+/// Where `qgemm tune` writes by default: tuning_dir()/<device name>.json.
 std::string default_tuning_path(const DeviceInfo& device);
 
 /// The planner's lookup: the tuned layer when a table for this device holds the problem, where
@@ -71,7 +69,7 @@ struct TuningLookup {
 };
 
 /// Looks in `path` when it is not empty (a missing or unreadable file is a note, not an error),
-/// else in every *.json file of default_tuning_dir(). Files are parsed once per process
+/// else in every *.json file of tuning_dir(). Files are parsed once per process
 /// (re-read when they change). Without an entry for this N and K, the entry of the same formats
 /// nearest in shape serves, with a note.
 TuningLookup find_tuning(const std::string& path, const DeviceInfo& device, int64_t n, int64_t k,

@@ -1,4 +1,4 @@
-// The packed-weight expansion kernel (kernels/dense/mma_dequant.cuh) run directly on the GPU:
+// The packed-weight expansion kernel (kernels/dense_expand/dense_expand.cuh) run directly on the GPU:
 // every element of [n][k] must equal, bit for bit, the kernel's fp32 formula evaluated on the
 // CPU from the packed tables, and lie within one ulp of the exact dequantized value; columns
 // k..ldo-1 and rows past n must keep the poison written before the launch.
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "backend/device_buffer.h"
-#include "dense/mma_dequant_params.cuh"
+#include "dense_expand/dense_expand_params.cuh"
 #include "gpu_test_util.h"
 #include "jit/kernel_loader.h"
 #include "jit/mma_gemm.h"

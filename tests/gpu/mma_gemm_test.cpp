@@ -6,7 +6,9 @@
 
 #include "gpu_test_util.h"
 #include "jit/kernel_cache.h"
-#include "plan/mma_gemm_policy.h"
+#include "plan/jit_kernel_plan.h"
+#include "plan/mma_launch.h"
+#include "families/dense_expand.h"
 #include "util/error.h"
 
 namespace qgemm {

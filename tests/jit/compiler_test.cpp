@@ -9,7 +9,9 @@
 #include "jit/kernel_cache.h"
 #include "jit/mma_gemm.h"
 #include "jit_test_util.h"
-#include "plan/mma_gemm_policy.h"
+#include "plan/jit_kernel_plan.h"
+#include "plan/mma_launch.h"
+#include "families/dense_expand.h"
 #include "qgemm/device.h"
 #include "backend/device_presets.h"
 
@@ -86,7 +88,7 @@ TEST(KernelKey, EmbeddedHeadersAreTheKernelTree) {
     EXPECT_EQ('\0', h.source.data()[h.source.size()]) << h.name << " must be NUL-terminated";
   }
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
-  for (const char* expected : {"common/base.cuh", "dense/mma_gemm.cuh", "dense/mma_dequant.cuh",
+  for (const char* expected : {"common/base.cuh", "dense/mma_gemm.cuh", "dense_expand/dense_expand.cuh",
                                "dequant/dequantize_canonical.cuh"})
     EXPECT_NE(names.end(), std::find(names.begin(), names.end(), expected)) << expected;
 }
@@ -115,7 +117,7 @@ TEST(Compiler, StaticAssertOfAnInvalidMmaConfigComesBackWithTheConfig) {
   ASSERT_FALSE(k.ok());
   EXPECT_EQ(ErrorCode::kCompileError, k.status().code());
   const std::string m = k.status().message();
-  EXPECT_TRUE(contains(m, "compiling mma_gemm [" + c.to_string() + "]")) << m;
+  EXPECT_TRUE(contains(m, "compiling dense_mma [" + c.to_string() + "]")) << m;
   EXPECT_TRUE(contains(m, "a stage must hold whole groups or lie inside one")) << m;
 }
 
@@ -277,7 +279,7 @@ TEST(Compiler, EveryInt4PlanBucketCompilesWithoutSpills) {
                                  "\x7f"
                                  "ELF"))
         << where << ": CUBIN is an ELF image";
-    EXPECT_TRUE(contains(k.lowered_name, "mma_gemm_kernel")) << k.lowered_name;
+    EXPECT_TRUE(contains(k.lowered_name, specs[i].family + "_kernel")) << k.lowered_name;
     EXPECT_TRUE(contains(k.log, "for '" + specs[i].arch + "'")) << where << "\n" << k.log;
   }
 }

@@ -14,6 +14,7 @@
 #include "jit/kernel_dump.h"
 #include "jit_test_util.h"
 #include "util/error.h"
+#include "util/settings.h"
 
 namespace qgemm {
 namespace {
@@ -86,10 +87,10 @@ TEST(KernelCache, KeyAndFileNameDoNotDependOnTheDirectory) {
   const char* saved = std::getenv("QGEMM_CACHE_DIR");
   const std::string restore = saved ? saved : "";
   ::setenv("QGEMM_CACHE_DIR", a.path().c_str(), 1);
-  EXPECT_EQ(a.path(), default_cache_dir());
+  EXPECT_EQ(a.path(), cache_dir());
   const std::string key_a = *kernel_key(spec);
   ::setenv("QGEMM_CACHE_DIR", b.path().c_str(), 1);
-  EXPECT_EQ(b.path(), default_cache_dir());
+  EXPECT_EQ(b.path(), cache_dir());
   EXPECT_EQ(key_a, *kernel_key(spec));
   if (saved)
     ::setenv("QGEMM_CACHE_DIR", restore.c_str(), 1);

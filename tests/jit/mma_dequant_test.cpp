@@ -1,4 +1,4 @@
-// The packed-weight expansion kernel (kernels/dense/mma_dequant.cuh) on the CPU: it compiles for
+// The packed-weight expansion kernel (kernels/dense_expand/dense_expand.cuh) on the CPU: it compiles for
 // every weight format without spills, inside its launch bounds, and its launch shape covers the
 // work in one wave.
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "dense/mma_dequant_params.cuh"
+#include "dense_expand/dense_expand_params.cuh"
 #include "jit/kernel_cache.h"
 #include "jit/mma_gemm.h"
 #include "jit_test_util.h"

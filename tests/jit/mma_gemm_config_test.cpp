@@ -146,13 +146,13 @@ TEST(MmaGemmConfig, SpecInstantiatesTheTemplateWithTheConfig) {
   MmaGemmConfig c = config_for("uint4/g128/fp16/zp", DType::fp16(), DType::fp16());
   c.arch = "sm_89";
   const KernelSpec s = c.spec();
-  EXPECT_EQ("mma_gemm", s.family);
+  EXPECT_EQ("dense_mma", s.family);
   EXPECT_EQ(c.to_string(), s.config);
   EXPECT_EQ("sm_89", s.arch);
   EXPECT_EQ(c.threads(), s.threads);
   EXPECT_EQ(c.smem_bytes(), s.dynamic_smem);
-  EXPECT_EQ("&qgemm::mma_gemm_kernel<Cfg>", s.name_expression);
-  for (const char* line : {"#include \"dense/mma_gemm.cuh\"", "kAct = qgemm::Elem::kFp16",
+  EXPECT_EQ("&qgemm::dense_mma_kernel<Cfg>", s.name_expression);
+  for (const char* line : {"#include \"dense_mma/dense_mma.cuh\"", "kAct = qgemm::Elem::kFp16",
                            "kCodeKind = 1;", "kZeroTable = 1;", "kGroupK = 128;", "kStages = 4;"})
     EXPECT_NE(std::string::npos, s.source.find(line)) << line << "\n" << s.source;
   c.stages = 5;

@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "dense/mma_layout.cuh"
-#include "plan/mma_gemm_policy.h"
+#include "plan/jit_kernel_plan.h"
+#include "plan/mma_launch.h"
+#include "families/dense_expand.h"
 #include "qgemm/device.h"
 #include "util/error.h"
 #include "backend/device_presets.h"

@@ -8,7 +8,9 @@
 
 #include "pack/mma_pack.h"
 #include "plan/jit_kernel_plan.h"
-#include "plan/mma_gemm_policy.h"
+#include "plan/jit_kernel_plan.h"
+#include "plan/mma_launch.h"
+#include "families/dense_expand.h"
 #include "qgemm/quantized.h"
 #include "util/error.h"
 #include "util/random.h"
@@ -200,7 +202,8 @@ TEST(JitKernelPlan, KernelsPerLayerAndTheCublasHandoff) {
   auto all = plan->kernels(16384, &ranges);
   EXPECT_EQ(all.size(), 5u);
   EXPECT_EQ(distinct_kernels(all), 5u);
-  EXPECT_EQ(all.back().family, "mma_gemm");
+  EXPECT_EQ(all.back().family, "dense_wgmma");
+  EXPECT_EQ(all.front().family, "dense_mma");
   EXPECT_EQ(ranges[1], "9-32");
   EXPECT_EQ(ranges[2], "33-64");
   EXPECT_EQ(ranges[3], "65-128, 257-384");
@@ -238,7 +241,7 @@ TEST(JitKernelPlan, KernelsPerLayerAndTheCublasHandoff) {
   ASSERT_TRUE(mixed.ok());
   auto mixed_kernels = mixed->kernels(16384, &ranges);
   EXPECT_EQ(ranges.back(), "65+");
-  EXPECT_NE(mixed_kernels.back().family, "mma_dequant");
+  EXPECT_NE(mixed_kernels.back().family, "dense_expand");
   EXPECT_FALSE(mixed->bucket_for(16384).expand);
   // Without cuBLASLt likewise.
   auto no_lt =

@@ -5,7 +5,9 @@
 #include <cstring>
 
 #include "jit/tma_maps.h"
-#include "plan/mma_gemm_policy.h"
+#include "plan/jit_kernel_plan.h"
+#include "plan/mma_launch.h"
+#include "families/dense_expand.h"
 #include "qgemm/device.h"
 #include "backend/device_presets.h"
 

@@ -12,10 +12,12 @@
 #include "jit/kernel_loader.h"
 #include "jit/kernel_cache.h"
 #include "plan/jit_kernel_plan.h"
+#include "plan/mma_launch.h"
 #include "qgemm/device.h"
 #include "util/parallel.h"
 #include "util/error.h"
 #include "backend/device_presets.h"
+#include "util/settings.h"
 
 namespace qgemm::cli {
 namespace {
@@ -131,7 +133,7 @@ int run_plan(const PlanOptions& o) {
     int registers = 0;
     if (o.explain)
       if (auto k = KernelCache::instance().get(c.spec()); k) registers = (*k)->resources.registers;
-    const bool programmatic = c.programmatic_launch() && !programmatic_launch_disabled();
+    const bool programmatic = c.programmatic_launch() && !settings().no_programmatic_launch;
     const int splits = mma_splits(c, m, o.n, o.k, p.device_info, registers, programmatic);
     const int64_t grid_x = ((o.n + 15) / 16 + c.tiles_n * c.warps_n - 1) / (c.tiles_n * c.warps_n);
     const int64_t grid_y = (m + c.block_m() - 1) / c.block_m();

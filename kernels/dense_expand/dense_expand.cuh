@@ -19,7 +19,7 @@
 
 #include "common/base.cuh"
 #include "common/static_for.cuh"
-#include "dense/mma_dequant_params.cuh"
+#include "dense_expand/dense_expand_params.cuh"
 #include "dense/mma_layout.cuh"
 #include "dequant/weight_codec.cuh"
 #include "ptx/half2.cuh"
