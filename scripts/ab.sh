@@ -10,7 +10,8 @@
 #   AB_BACKENDS  backends to time (default jit,cublas-bf16)
 #   AB_ROUNDS    rounds (default 1)
 #   AB_BASELINE  the baseline the ratios use (default cublas-bf16)
-#   OUT          where the JSON reports go (default /tmp/qgemm-ab)
+#   OUT          where the JSON reports and logs go (default /tmp/qgemm-ab); each build
+#                compiles into a kernel cache of its own under $TMPDIR
 # Prints, per problem and M, each build's median and ratio, and the change of the ratio
 # against the first build; rows more than 3% worse are marked. Exits non-zero when a run fails.
 set -euo pipefail
@@ -31,7 +32,7 @@ for round in $(seq 1 "$rounds"); do
     [ -x "$dir/qgemm" ] || { echo "ab.sh: '$dir/qgemm' is not an executable" >&2; exit 2; }
     report="$out/ab_${name}_r$round.json"
     echo "== round $round: $name ($dir)"
-    QGEMM_CACHE_DIR="$out/cache_$name" "$dir/qgemm" bench "$recipe" \
+    QGEMM_CACHE_DIR="${TMPDIR:-/tmp}/qgemm-ab-cache-$name" "$dir/qgemm" bench "$recipe" \
       --backend "${AB_BACKENDS:-jit,cublas-bf16}" --no-peaks --out "$report" \
       > "$out/ab_${name}_r$round.log" 2>&1 || { tail -n 20 "$out/ab_${name}_r$round.log"; exit 1; }
     reports+=("$name=$report")

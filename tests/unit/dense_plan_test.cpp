@@ -1,0 +1,204 @@
+// The composed plan of the dense families: valid buckets for every preset, format and shape.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backend/device_presets.h"
+#include "dense/mma_layout.cuh"
+#include "families/dense_expand.h"
+#include "plan/jit_kernel_plan.h"
+#include "plan/mma_launch.h"
+#include "qgemm/device.h"
+#include "util/error.h"
+#include "planned_layers.h"
+
+namespace qgemm {
+namespace {
+
+// Checks one plan's invariants; `where` names the layer.
+void expect_sane_plan(const std::vector<MmaPlanEntry>& plan, int64_t n, int64_t k,
+                      const WeightFormat& f, DType act, const DeviceInfo& d,
+                      const std::string& where) {
+  // Three token buckets; four on Hopper, whose decode bucket splits at 8 tokens, and five
+  // there for layers whose 128-row tiles cannot fill the GPU at 64 tokens (33..64 on 64-row
+  // tiles with two compute warpgroups along K).
+  // Float zero points with 5-/7-bit codes run on the 128-thread wgmma tile from 33 tokens.
+  const bool wide_float_zero =
+      f.zero_point == ZeroPointKind::kFloat && mma_layout::unit_words(f.type.bits) > 12;
+  const bool small_n = d.sm() == 90 && (n + 127) / 128 * 4 <= d.multiprocessors && !wide_float_zero;
+  // Hopper layers that take the 256-token prescaled tile run it above 384 tokens, and the
+  // 128-token tile up to 384 (with the 256-token one at 129..256 where its grid fills the GPU).
+  const bool wide_tokens = std::any_of(plan.begin(), plan.end(), [](const MmaPlanEntry& e) {
+    return e.config.prescaled && e.config.frags_m == 32;
+  });
+  const size_t base = d.sm() == 90 ? (small_n ? 5u : 4u) : 3u;
+  if (wide_tokens) {
+    ASSERT_GE(plan.size(), base + 1) << where;
+    ASSERT_LE(plan.size(), base + 3) << where;
+    EXPECT_EQ(plan.back().config.frags_m, 32) << where;
+  } else {
+    ASSERT_EQ(base, plan.size()) << where;
+  }
+  std::set<uint64_t> configs;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const MmaGemmConfig& c = plan[i].config;
+    const std::string at = str(where, " bucket ", i, " ", c.to_string());
+    if (i > 0) {
+      EXPECT_LT(plan[i - 1].max_m, plan[i].max_m) << at;
+    }
+    EXPECT_TRUE(c.validate().ok()) << at << ": " << c.validate().to_string();
+    EXPECT_LE(c.smem_bytes(), d.smem_per_block) << at;
+    EXPECT_EQ(d.sm() == 90 ? "sm_90a" : str("sm_", d.sm()), c.arch) << at;
+    // The format part is the layer's; only the tiling is the planner's choice.
+    MmaGemmConfig format_only = MmaGemmConfig::from_format(f, act, act);
+    format_only.warps_n = c.warps_n;
+    format_only.warps_m = c.warps_m;
+    format_only.warps_k = c.warps_k;
+    format_only.tiles_n = c.tiles_n;
+    format_only.frags_m = c.frags_m;
+    format_only.units_per_stage = c.units_per_stage;
+    format_only.stages = c.stages;
+    format_only.split_waves = c.split_waves;
+    format_only.wgmma = c.wgmma;
+    format_only.warp_specialized = c.warp_specialized;
+    format_only.prescaled = c.prescaled;
+    format_only.tma = c.tma;
+    format_only.arch = c.arch;
+    EXPECT_EQ(format_only, c) << at;
+    // TMA stage copies: the ws tiles of 128 tokens or more.
+    if (c.tma) {
+      EXPECT_TRUE(c.warp_specialized && c.frags_m >= 16) << at;
+    }
+    // Prescaled tiles round w * s to bf16: bf16 in and out only.
+    if (c.prescaled) {
+      EXPECT_TRUE(c.warp_specialized && c.act == DType::bf16() && c.out == DType::bf16() &&
+                  !c.float_zero)
+          << at;
+    }
+    // wgmma tiles only for sm_90a; there the medium and large buckets are warp-specialized.
+    EXPECT_EQ(c.arch == "sm_90a" && plan[i].max_m > 32 && !wide_float_zero, c.warp_specialized)
+        << at;
+    EXPECT_EQ(small_n && plan[i].max_m == 64 ? 2 : 1, c.warps_k) << at;
+    if (c.group_k > 0) {
+      EXPECT_TRUE(c.group_k % c.stage_k() == 0 || c.stage_k() % c.group_k == 0) << at;
+    }
+    configs.insert(c.hash());
+  }
+  EXPECT_EQ(INT64_MAX, plan.back().max_m) << where;
+  EXPECT_LE(configs.size(), (small_n ? 5u : 4u) + (wide_tokens ? 1u : 0u)) << where;
+
+  for (int64_t m : kTokens) {
+    const MmaGemmConfig& c = entry_for(plan, m).config;
+    const int splits = mma_splits(c, m, n, k, d);
+    const int64_t stages_total = (k + c.stage_k() - 1) / c.stage_k();
+    EXPECT_GE(splits, 1) << where << " M=" << m;
+    EXPECT_LE(splits, 16) << where << " M=" << m;
+    // Splits of at least four stages on average (ceil-sized splits: all but the last).
+    if (stages_total >= 4) {
+      EXPECT_GE(stages_total / splits, 4) << where << " M=" << m << " splits " << splits;
+    } else {
+      EXPECT_EQ(1, splits) << where << " M=" << m;
+    }
+  }
+}
+
+TEST(DensePlan, EveryPresetFormatAndShapeGivesValidBuckets) {
+  const int planned = for_each_planned_layer([](const PlannedLayer& l) {
+    expect_sane_plan(l.plan, l.n, l.k, l.format, l.act, l.device, l.where);
+  });
+  EXPECT_GT(planned, 6 * 9 * 7);
+}
+
+// The autotuner offers the heuristic plan's kernels as candidates through their tiles: every
+// config the planner makes comes back unchanged from its tile.
+TEST(DensePlan, EveryPlannedConfigComesBackFromItsTile) {
+  int checked = 0;
+  for_each_planned_layer([&](const PlannedLayer& l) {
+    for (const MmaPlanEntry& e : l.plan) {
+      const MmaTile tile = mma_tile_of(e.config);
+      auto again = mma_config_for(tile, l.format, l.act, l.act, l.device);
+      ASSERT_TRUE(again.ok()) << l.where << " " << tile.to_string();
+      EXPECT_EQ(e.config, *again) << l.where << ": " << e.config.to_string() << " -> "
+                                  << tile.to_string() << " -> " << again->to_string();
+      ++checked;
+    }
+  });
+  EXPECT_GT(checked, 6 * 9 * 7 * 3);
+}
+
+// Turing (sm_75) runs the mma.sync tiles with fp16 activations in its 64 KB of shared memory;
+// bf16 activations and older GPUs get a clear kUnsupported that names the device and the need.
+TEST(DensePlan, TuringTakesFp16ActivationsAndOlderGpusNone) {
+  const DeviceInfo t4 = *device_preset("sm_75");
+  for (const char* spec : {"int4/g128/fp16", "int7/g128/bf16", "uint7/tensor/fp32/zp_fp32"}) {
+    auto plan =
+        plan_mma_gemm(4096, 4096, *WeightFormat::parse(spec), DType::fp16(), DType::bf16(), t4);
+    ASSERT_TRUE(plan.ok()) << spec << ": " << plan.status().to_string();
+    for (const MmaPlanEntry& e : *plan) {
+      EXPECT_EQ("sm_75", e.config.arch);
+      EXPECT_FALSE(e.config.wgmma);
+      EXPECT_LE(e.config.smem_bytes() + 256, t4.smem_per_block) << e.config.to_string();
+    }
+  }
+  auto bf16 = plan_mma_gemm(4096, 4096, *WeightFormat::parse("int4/g128/bf16"), DType::bf16(),
+                            DType::bf16(), t4);
+  ASSERT_FALSE(bf16.ok());
+  EXPECT_EQ(ErrorCode::kUnsupported, bf16.status().code());
+  EXPECT_NE(std::string::npos, bf16.status().message().find("bf16 activations need sm_80"))
+      << bf16.status().message();
+
+  DeviceInfo v100 = t4;
+  v100.name = "hand-made sm_70";
+  v100.sm_minor = 0;
+  auto plan = plan_mma_gemm(4096, 4096, *WeightFormat::parse("int4/g128/fp16"), DType::fp16(),
+                            DType::fp16(), v100);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(ErrorCode::kUnsupported, plan.status().code());
+  EXPECT_NE(std::string::npos, plan.status().message().find("sm_70")) << plan.status().message();
+  EXPECT_NE(std::string::npos, plan.status().message().find("sm_75 or newer"))
+      << plan.status().message();
+}
+
+// A group that is a multiple of 16 but no power of two (48 against 64- or 128-K stages of
+// 4-bit codes) plans as its largest power-of-two divisor (mma_table_group_k); a group that is no
+// multiple of the 16-wide k-step has no kernel: a clear kUnsupported naming it.
+TEST(DensePlan, OddGroupsPlanAsTheirPowerOfTwoDivisor) {
+  for (const char* preset : kPresets) {
+    const DeviceInfo d = *device_preset(preset);
+    auto plan = plan_mma_gemm(4096, 4800, *WeightFormat::parse("int4/g48/bf16"),
+                              d.sm() < 80 ? DType::fp16() : DType::bf16(), DType::bf16(), d);
+    ASSERT_TRUE(plan.ok()) << preset << ": " << plan.status().to_string();
+    for (const MmaPlanEntry& e : *plan) EXPECT_EQ(16, e.config.group_k) << preset;
+  }
+  for (const char* spec : {"int4/g8/bf16", "int4/g40/bf16"}) {
+    auto plan = plan_mma_gemm(4096, 4080, *WeightFormat::parse(spec), DType::bf16(), DType::bf16(),
+                              *device_preset("h200"));
+    ASSERT_FALSE(plan.ok()) << spec;
+    EXPECT_EQ(ErrorCode::kUnsupported, plan.status().code()) << spec;
+    EXPECT_NE(std::string::npos, plan.status().message().find("must be a multiple of 16"))
+        << plan.status().message();
+  }
+}
+
+// Groups that a single unit divides, or that span several stages, plan fine: g16 and g32 under the
+// 4-bit unit (64), g256 and g512 over a 128-K stage, g64 under the 3-bit unit (256).
+TEST(DensePlan, GroupsThatDivideOrSpanStagesArePlanned) {
+  const DeviceInfo d = *device_preset("sm_86");
+  for (const char* spec : {"int4/g16/fp16", "int4/g32/bf16", "uint4/g256/fp16/zp", "int4/g512/bf16",
+                           "int3/g64/bf16", "int7/g128/fp16", "int2/g128/bf16", "int1/g256/bf16",
+                           "int6/g64/fp16/global", "e4m3/g32/ue8m0"}) {
+    const WeightFormat f = *WeightFormat::parse(spec);
+    auto plan = plan_mma_gemm(2048, 4096, f, DType::fp16(), DType::fp16(), d);
+    ASSERT_TRUE(plan.ok()) << spec << ": " << plan.status().to_string();
+    expect_sane_plan(*plan, 2048, 4096, f, DType::fp16(), d, spec);
+  }
+}
+
+}  // namespace
+}  // namespace qgemm
