@@ -11,9 +11,6 @@
 #   ncu         Nsight Compute (hardware counters; the H200 machines run Firecracker, where it
 #               works) on one `qgemm verify` launch per case, text report into $OUT/ncu.log.
 #               NCU_CASES: lines "name|weight|m|n|k|kernel regex|kernels"; NCU_SET (full)
-#   ncusrc      Nsight Compute's per-SASS-instruction stall samples of the mma_gemm kernel for
-#               NCU_SRC_M (default "1 16 64 256") of NCU_SRC_WEIGHT (int4/g128/bf16), 8192^2:
-#               $OUT/sass_m<M>.csv, read with scripts/sass_stalls.py; ~20 s per case
 # Every step's log goes to $OUT/<step>.log; a short summary is printed last.
 set -u
 OUT=${OUT:-/tmp/qgemm-out}
@@ -69,17 +66,6 @@ int4_m4096|int4/g128/bf16|4096|8192|8192|mma_dequant|gemm|xmma|cutlass|2"
         done <<< "${NCU_CASES:-$default_cases}"
       fi
       grep -E "^==== |^  [a-z_]+.*\(|Duration|DRAM Throughput|Compute \(SM\) Throughput|Registers Per|Achieved Occupancy" "$OUT/ncu.log" | head -n 80 ;;
-    ncusrc)
-      rc=0
-      ncu_bin=$(find_ncu)
-      if [ -z "$ncu_bin" ]; then echo "ncu not found"; rc=1; fi
-      for m in ${ncu_bin:+${NCU_SRC_M:-1 16 64 256}}; do
-        timeout "${NCU_TIMEOUT:-90}" "$ncu_bin" --clock-control none --set full --import-source no \
-          --page source --print-source sass --csv -k regex:mma_gemm -c 1 "$BIN/qgemm" verify \
-          --backend jit --weight "${NCU_SRC_WEIGHT:-int4/g128/bf16}" --m "$m" --n 8192 --k 8192 \
-          --check-rows 8 > "$OUT/sass_m$m.csv" 2> "$OUT/sass_m$m.err" || rc=$?
-        echo "M=$m: $(wc -c < "$OUT/sass_m$m.csv") bytes of CSV"
-      done ;;
     bench:*)
       name=${step#bench:}
       timeout "${BENCH_TIMEOUT:-400}" "$BIN/qgemm" bench "bench/recipes/$name.yaml" --out "$OUT/$name.json" --plot "$OUT/$name.svg" > "$OUT/bench_$name.log" 2>&1

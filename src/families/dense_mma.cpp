@@ -163,8 +163,6 @@ class DenseMmaFamily final : public KernelFamily {
     proposal.buckets.back().max_m = INT64_MAX;
     return proposal;
   }
-
-  KernelSpec spec(const MmaGemmConfig& config) const override { return config.spec(); }
 };
 
 }  // namespace

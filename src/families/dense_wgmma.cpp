@@ -148,8 +148,6 @@ class DenseWgmmaFamily final : public KernelFamily {
     add(INT64_MAX, *wide);
     return proposal;
   }
-
-  KernelSpec spec(const MmaGemmConfig& config) const override { return config.spec(); }
 };
 
 }  // namespace

@@ -52,8 +52,8 @@ class KernelFamily {
   virtual Support supports(const GemmProblem& problem) const = 0;
   /// The family's choice of kernels for the layer (called only where supports() said yes).
   virtual Expected<FamilyProposal> propose(const GemmProblem& problem) const = 0;
-  /// The kernel one of its configs compiles to.
-  virtual KernelSpec spec(const MmaGemmConfig& config) const = 0;
+  /// The kernel one of its configs compiles to (the tile kernel of its family by default).
+  virtual KernelSpec spec(const MmaGemmConfig& config) const { return config.spec(); }
   /// Whether its kernel expands the packed weight for cuBLASLt to multiply, instead of
   /// computing the product itself.
   virtual bool expands() const { return false; }

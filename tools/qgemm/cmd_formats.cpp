@@ -66,13 +66,15 @@ void list() {
   std::printf(
       "\nWeight specs: <type>[/g<G>|/channel|/b<GN>x<GK>|/tensor][/<scale "
       "type>][/zp|/zp_<fp16|bf16|fp32>]"
-      "[/global]\n  scale types: fp16 bf16 fp32 e4m3 e5m2 ue8m0\n  e.g. int4/g128/fp16  "
+      "[/global]\n  scale types: fp16 bf16 fp32 e4m3 e5m2 ue8m0; left out: fp16 for integer codes, "
+      "ue8m0 for float codes in groups of 32, fp32 for other float codes\n  e.g. int4/g128/fp16  "
       "uint4/g128/fp16/zp  e4m3/channel/fp32  e4m3/b128x128/fp32  int8/channel/bf16\n");
   std::printf("  aliases:\n");
   for (const FormatAlias& a : weight_aliases())
     std::printf("    %-12s = %s\n", a.name.c_str(), a.spec.c_str());
   std::printf(
-      "\nActivation specs: bf16 | fp16 | <type>/token | <type>/tensor | <type>/g<G>/<scale type>\n"
+      "\nActivation specs: bf16 | fp16 | <type>/token | <type>/tensor | <type>/g<G>[/<scale type>]\n"
+      "  group scales left out: ue8m0 in groups of 32, fp32 otherwise\n"
       "  e.g. e4m3/token  e4m3/g128/fp32  int8/token  e4m3/tensor\n  aliases:\n");
   for (const FormatAlias& a : act_aliases())
     std::printf("    %-12s = %s\n", a.name.c_str(), a.spec.c_str());
