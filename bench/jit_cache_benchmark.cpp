@@ -19,14 +19,14 @@ namespace qgemm {
 namespace {
 
 // The M > 64 bucket of int4/g128/bf16 on an H200: the biggest tile, the longest compile.
-KernelSpec largest_hopper_gemm() {
+MmaGemmConfig largest_hopper_config() {
   auto plan = plan_mma_gemm(8192, 8192, *WeightFormat::parse("int4/g128/bf16"), DType::bf16(),
                             DType::bf16(), *device_preset("h200"));
   if (!plan) {
     std::fprintf(stderr, "planning failed: %s\n", plan.status().message().c_str());
     std::abort();
   }
-  return plan->back().config.spec();
+  return plan->back().config;
 }
 
 // A scratch cache directory, removed at exit.
@@ -47,18 +47,27 @@ class ScratchDir {
   std::string path_;
 };
 
+// A kernel cache of its own, in a scratch directory (gone after the cache).
+class ScratchCache {
+ public:
+  KernelCache& cache() { return cache_; }
+
+ private:
+  ScratchDir dir_;
+  KernelCache cache_{dir_.path()};
+};
+
 void fail(benchmark::State& state, const Status& s) { state.SkipWithError(s.message().c_str()); }
 
 // NOTE: a comment with the iteration number makes every key new, so each get() compiles.
 void BM_ColdCompile(benchmark::State& state) {
-  ScratchDir dir;
-  KernelCache cache(dir.path());
-  const KernelSpec base = largest_hopper_gemm();
+  ScratchCache scratch;
+  const KernelSpec base = largest_hopper_config().spec();
   int64_t i = 0;
   for (auto _ : state) {
     KernelSpec spec = base;
     spec.source += "// cold " + std::to_string(i++) + "\n";
-    auto k = cache.get(spec);
+    auto k = scratch.cache().get(spec);
     if (!k) return fail(state, k.status());
     benchmark::DoNotOptimize(k->get());
   }
@@ -67,9 +76,9 @@ void BM_ColdCompile(benchmark::State& state) {
 BENCHMARK(BM_ColdCompile)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
 
 void BM_DiskLoad(benchmark::State& state) {
-  ScratchDir dir;
-  KernelCache cache(dir.path());
-  const KernelSpec spec = largest_hopper_gemm();
+  ScratchCache scratch;
+  KernelCache& cache = scratch.cache();
+  const KernelSpec spec = largest_hopper_config().spec();
   if (auto k = cache.get(spec); !k) return fail(state, k.status());
   for (auto _ : state) {
     cache.forget_memory();
@@ -86,12 +95,11 @@ void BM_DiskLoad(benchmark::State& state) {
 BENCHMARK(BM_DiskLoad)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 void BM_MemoryHit(benchmark::State& state) {
-  ScratchDir dir;
-  KernelCache cache(dir.path());
-  const KernelSpec spec = largest_hopper_gemm();
-  if (auto k = cache.get(spec); !k) return fail(state, k.status());
+  ScratchCache scratch;
+  const KernelSpec spec = largest_hopper_config().spec();
+  if (auto k = scratch.cache().get(spec); !k) return fail(state, k.status());
   for (auto _ : state) {
-    auto k = cache.get(spec);
+    auto k = scratch.cache().get(spec);
     benchmark::DoNotOptimize(k);
   }
 }
@@ -99,14 +107,11 @@ BENCHMARK(BM_MemoryHit)->Unit(benchmark::kMicrosecond);
 
 // What a caller pays per hit when it rebuilds the spec from the config each time.
 void BM_MemoryHitWithSpecGeneration(benchmark::State& state) {
-  ScratchDir dir;
-  KernelCache cache(dir.path());
-  auto plan = plan_mma_gemm(8192, 8192, *WeightFormat::parse("int4/g128/bf16"), DType::bf16(),
-                            DType::bf16(), *device_preset("h200"));
-  const MmaGemmConfig config = plan->back().config;
-  if (auto k = cache.get(config.spec()); !k) return fail(state, k.status());
+  ScratchCache scratch;
+  const MmaGemmConfig config = largest_hopper_config();
+  if (auto k = scratch.cache().get(config.spec()); !k) return fail(state, k.status());
   for (auto _ : state) {
-    auto k = cache.get(config.spec());
+    auto k = scratch.cache().get(config.spec());
     benchmark::DoNotOptimize(k);
   }
 }

@@ -219,14 +219,7 @@ Expected<TuneResult> autotune(const TuneOptions& o) {
     auto ref = reference_gemm(*a, *w, {}, rows);
     if (!ref) return ref.status();
     auto args_for = [&](CUstream stream) {
-      LinearArgs args;
-      args.m = m;
-      args.a = a_buf->get();
-      args.c = c_buf->get();
-      args.workspace = ws_buf->get();
-      args.workspace_bytes = ws_buf->bytes();
-      args.stream = stream;
-      return args;
+      return device_linear_args(m, *a_buf, *c_buf, *ws_buf, stream);
     };
     // Identical launches (same kernel and grid at this M) are timed once.
     std::map<std::string, double> timed;

@@ -80,6 +80,15 @@ int64_t free_device_bytes() {
   return static_cast<int64_t>(free_b);
 }
 
+// Device memory taken since it was made: the drop in what the driver reports free.
+class DeviceMemoryTaken {
+ public:
+  int64_t bytes() const { return free_before_ - free_device_bytes(); }
+
+ private:
+  int64_t free_before_ = free_device_bytes();
+};
+
 // Downloads an output buffer, counts poison left in it and compares the checked rows.
 Status check_output(Case& c, const DeviceBuffer& out_buffer, DType out,
                     const std::vector<double>& ref, ResultRow& row) {
@@ -109,7 +118,7 @@ Expected<LinearSet> build_linear_set(const QuantizedWeight& w, const ActFormat& 
                                      int64_t rotate) {
   QGEMM_RETURN_IF_ERROR(use_device(0));
   LinearSet set;
-  const int64_t free0 = free_device_bytes();
+  const DeviceMemoryTaken taken;
   set.copies = copies_for(w.storage_bytes(), rotate);
   LinearOptions lo;
   lo.act = af;
@@ -124,16 +133,16 @@ Expected<LinearSet> build_linear_set(const QuantizedWeight& w, const ActFormat& 
     if (i == 0) set.build_ms = ms_since(t0);
     set.layers.push_back(std::move(*layer));
   }
-  set.device_bytes = free0 - free_device_bytes();
+  set.device_bytes = taken.bytes();
   return set;
 }
 
 Status measure_linear(Case& c, LinearSet& set, const Recipe& recipe, ResultRow& row) {
   const CudaDriver* d = *cuda_driver();
-  const int64_t free0 = free_device_bytes();
   row.copies = set.copies;
   row.launches = c.launches;
   row.l2_resident = set.copies == kMaxCopies;
+  const DeviceMemoryTaken taken;  // by this run's buffers
   auto a = DeviceBuffer::upload(c.a.data.data(), c.a.data.size());
   auto a_scales = DeviceBuffer::upload(c.a.scales.data(), c.a.scales.size() * 4);
   const size_t out_bytes = size_t(c.a.m) * c.w.n * ((c.out.bits + 7) / 8);
@@ -143,15 +152,9 @@ Status measure_linear(Case& c, LinearSet& set, const Recipe& recipe, ResultRow& 
     if (!*b) return b->status();
   QGEMM_CU(d, cuMemsetD8, out->ptr(), 0xff, out_bytes);
   auto args_for = [&](CUstream stream) {
-    LinearArgs args;
-    args.m = c.a.m;
-    args.a = a->get();
+    LinearArgs args = device_linear_args(c.a.m, *a, *out, *ws, stream);
     if (c.a.format.is_quantized())
       args.a_scales = ActScales::of(c.a.format, static_cast<const float*>(a_scales->get()));
-    args.c = out->get();
-    args.workspace = ws->get();
-    args.workspace_bytes = ws->bytes();
-    args.stream = stream;
     return args;
   };
   // First call at this M: one synchronous run, then the correctness check on its output.
@@ -160,7 +163,7 @@ Status measure_linear(Case& c, LinearSet& set, const Recipe& recipe, ResultRow& 
   QGEMM_CU(d, cuCtxSynchronize);
   row.first_call_ms = set.build_ms + ms_since(t0);
   QGEMM_RETURN_IF_ERROR(check_output(c, *out, c.out, c.ref(), row));
-  row.device_bytes = set.device_bytes + (free0 - free_device_bytes());
+  row.device_bytes = set.device_bytes + taken.bytes();
   auto times = time_graph_replays(
       [&](int i, CUstream stream) { return set.layers[i % set.copies].run(args_for(stream)); },
       c.launches, recipe.warmup, recipe.repetitions);
@@ -201,7 +204,7 @@ Expected<CublasSet> build_cublas_set(const QuantizedWeight& w, bool fp8, int64_t
   QGEMM_RETURN_IF_ERROR(use_device(0));
   CublasSet set;
   set.fp8 = fp8;
-  const int64_t free0 = free_device_bytes();
+  const DeviceMemoryTaken taken;
   const std::vector<float> values = dequantized(w);
   std::vector<uint8_t> bytes;
   if (fp8) {
@@ -222,13 +225,12 @@ Expected<CublasSet> build_cublas_set(const QuantizedWeight& w, bool fp8, int64_t
     if (!b) return b.status();
     set.weights.push_back(std::move(*b));
   }
-  set.device_bytes = free0 - free_device_bytes();
+  set.device_bytes = taken.bytes();
   return set;
 }
 
 Status measure_cublas(Case& c, CublasSet& set, const Recipe& recipe, ResultRow& row) {
   const CudaDriver* d = *cuda_driver();
-  const int64_t free0 = free_device_bytes();
   const int64_t n = c.w.n, k = c.w.k, m = c.a.m;
   std::vector<float> a_values(m * k);
   for (int64_t r = 0; r < m; ++r)
@@ -252,6 +254,7 @@ Status measure_cublas(Case& c, CublasSet& set, const Recipe& recipe, ResultRow& 
   row.copies = int(set.weights.size());
   row.launches = c.launches;
   row.l2_resident = row.copies == kMaxCopies;
+  const DeviceMemoryTaken taken;  // by this run's buffers
   auto a = DeviceBuffer::upload(a_bytes.data(), a_bytes.size());
   auto as_scale = DeviceBuffer::upload(a_scales.data(), a_scales.size() * 4);
   auto out = DeviceBuffer::allocate(size_t(m) * n * 2);
@@ -281,7 +284,7 @@ Status measure_cublas(Case& c, CublasSet& set, const Recipe& recipe, ResultRow& 
   QGEMM_CU(d, cuCtxSynchronize);
   row.first_call_ms = ms_since(t0);
   QGEMM_RETURN_IF_ERROR(check_output(c, *out, DType::bf16(), ref, row));
-  row.device_bytes = set.device_bytes + (free0 - free_device_bytes());
+  row.device_bytes = set.device_bytes + taken.bytes();
   auto times =
       time_graph_replays([&](int i, CUstream stream) { return run(i % row.copies, stream); },
                          c.launches, recipe.warmup, recipe.repetitions);

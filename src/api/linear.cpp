@@ -2,6 +2,7 @@
 
 #include <map>
 #include <mutex>
+#include <utility>
 
 #include "api/router.h"
 #include "backend/backend.h"
@@ -22,25 +23,27 @@ class LinearImpl {
 
 }  // namespace detail
 
+namespace {
+
+// Each backend's name, for parse_backend and backend_name alike.
+constexpr std::pair<BackendKind, const char*> kBackendNames[] = {
+    {BackendKind::kAuto, "auto"},
+    {BackendKind::kJit, "jit"},
+    {BackendKind::kQdq, "qdq"},
+    {BackendKind::kCpu, "cpu"},
+};
+
+}  // namespace
+
 Expected<BackendKind> parse_backend(std::string_view name) {
-  if (name == "auto") return BackendKind::kAuto;
-  if (name == "jit") return BackendKind::kJit;
-  if (name == "qdq") return BackendKind::kQdq;
-  if (name == "cpu") return BackendKind::kCpu;
+  for (const auto& [kind, known] : kBackendNames)
+    if (name == known) return kind;
   return invalid_argument(str("unknown backend '", name, "'; accepted: auto, jit, qdq, cpu"));
 }
 
 const char* backend_name(BackendKind kind) {
-  switch (kind) {
-    case BackendKind::kAuto:
-      return "auto";
-    case BackendKind::kJit:
-      return "jit";
-    case BackendKind::kQdq:
-      return "qdq";
-    case BackendKind::kCpu:
-      return "cpu";
-  }
+  for (const auto& [known, name] : kBackendNames)
+    if (kind == known) return name;
   return "?";
 }
 

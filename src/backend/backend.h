@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "qgemm/device.h"
 #include "qgemm/linear.h"
@@ -58,6 +59,11 @@ class Backend {
   virtual Expected<std::unique_ptr<PreparedLayer>> build(const QuantizedWeight& weight,
                                                          const LayerProblem& problem) const = 0;
 };
+
+/// The checks a GPU backend of a single (non-expert) layer starts with: the layer is on a GPU,
+/// has one expert and fp16/bf16 activations. Yes when they pass; `quantized_act_reason` ends
+/// the answer for quantized activations.
+Support single_gpu_layer_support(const LayerProblem& p, std::string_view quantized_act_reason);
 
 const Backend& cpu_backend();
 const Backend& jit_backend();

@@ -1,28 +1,19 @@
 #include "backend/cublaslt_library.h"
+#include "util/dynamic_library.h"
 #include "util/error.h"
-
-#include <dlfcn.h>
-
-#include <mutex>
 
 namespace qgemm {
 namespace {
 
 Expected<const CublasLtLibrary*> load() {
   static CublasLtLibrary lib;
-  void* handle = nullptr;
-  for (const char* name : {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"}) {
-    handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (handle != nullptr) {
-      lib.path = name;
-      break;
-    }
-  }
-  if (handle == nullptr)
+  const OpenedLibrary opened =
+      open_first_library({"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"});
+  if (opened.handle == nullptr)
     return Status(ErrorCode::kNotFound, "cuBLASLt not found (libcublasLt.so.13/.12)");
-#define QGEMM_RESOLVE(name)                                              \
-  lib.name = reinterpret_cast<decltype(lib.name)>(dlsym(handle, #name)); \
-  if (lib.name == nullptr) return Status(ErrorCode::kNotFound, lib.path + " lacks " #name);
+  lib.path = opened.name;
+#define QGEMM_RESOLVE(name) \
+  QGEMM_RETURN_IF_ERROR(resolve_symbol(opened.handle, lib.path, #name, lib.name));
   QGEMM_CUBLASLT_FUNCTIONS(QGEMM_RESOLVE)
 #undef QGEMM_RESOLVE
   lib.version = lib.cublasLtGetVersion();
@@ -32,12 +23,7 @@ Expected<const CublasLtLibrary*> load() {
 
 }  // namespace
 
-Expected<const CublasLtLibrary*> cublaslt_library() {
-  static std::once_flag once;
-  static Expected<const CublasLtLibrary*> result = Status(ErrorCode::kInternal, "not loaded");
-  std::call_once(once, [] { result = load(); });
-  return result;
-}
+Expected<const CublasLtLibrary*> cublaslt_library() { return loaded_once<load>(); }
 
 Status cublas_status(cublasStatus_t status, const char* call) {
   if (status == CUBLAS_STATUS_SUCCESS) return Status();

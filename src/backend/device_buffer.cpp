@@ -69,4 +69,16 @@ void DeviceBuffer::release() {
   }
 }
 
+LinearArgs device_linear_args(int64_t m, const DeviceBuffer& a, const DeviceBuffer& c,
+                              const DeviceBuffer& workspace, Stream stream) {
+  LinearArgs args;
+  args.m = m;
+  args.a = a.get();
+  args.c = c.get();
+  args.workspace = workspace.get();
+  args.workspace_bytes = workspace.bytes();
+  args.stream = stream;
+  return args;
+}
+
 }  // namespace qgemm

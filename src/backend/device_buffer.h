@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "jit/cuda_driver.h"
+#include "qgemm/linear.h"
 
 namespace qgemm {
 
@@ -38,6 +39,11 @@ class DeviceBuffer {
   CUdeviceptr ptr_ = 0;
   size_t bytes_ = 0;
 };
+
+/// Arguments for running m tokens from device buffers: activations `a` (no scales), output `c`
+/// and the scratch `workspace` (all of it), no bias, on `stream`.
+LinearArgs device_linear_args(int64_t m, const DeviceBuffer& a, const DeviceBuffer& c,
+                              const DeviceBuffer& workspace, Stream stream);
 
 /// Makes device `ordinal`'s primary context current on this thread (retained once per process).
 Status use_device(int ordinal);

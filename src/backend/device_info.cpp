@@ -1,4 +1,5 @@
 #include <cstdlib>
+#include <utility>
 
 #include "backend/device_target.h"
 #include "jit/cuda_driver.h"
@@ -60,53 +61,33 @@ std::string no_gpu_reason() {
 }
 
 Expected<DeviceInfo> device_preset(const std::string& arch) {
-  DeviceInfo d;
-  if (arch == "sm_75") {
-    d = {"preset sm_75 (T4-like)", 7, 5, 40, 4 << 20, 64 << 10, 16ll << 30, 1590000, 5001000, 256};
-  } else if (arch == "sm_80") {
-    d = {"preset sm_80 (A100-like)",
-         8,
-         0,
-         108,
-         40 << 20,
-         227 << 10,
-         80ll << 30,
-         1410000,
-         1593000,
-         5120};
-  } else if (arch == "sm_86") {
-    d = {"preset sm_86 (A10-like)", 8, 6, 72, 6 << 20, 99 << 10, 24ll << 30, 1695000, 6251000, 384};
-  } else if (arch == "sm_89") {
-    d = {"preset sm_89 (L40S-like)",
-         8,
-         9,
-         142,
-         96 << 20,
-         99 << 10,
-         48ll << 30,
-         2520000,
-         9001000,
-         384};
-  } else if (arch == "sm_90" || arch == "sm_90a") {
-    d = {"preset sm_90 (H100-like)",
-         9,
-         0,
-         132,
-         50 << 20,
-         227 << 10,
-         80ll << 30,
-         1980000,
-         2619000,
-         5120};
-  } else if (arch == "h200") {
-    // The one preset that is a product, not a family: named as the driver names the GPU, so
-    // tuning tables made on an H200 apply when planning for it without one.
-    d = {"NVIDIA H200", 9, 0, 132, 60 << 20, 227 << 10, 141ll << 30, 1980000, 3201000, 6144};
-  } else {
-    return invalid_argument(str("unknown device preset '", arch,
-                                "'; accepted: sm_75, sm_80, sm_86, sm_89, sm_90, sm_90a, h200"));
-  }
-  return d;
+  // Each DeviceInfo in field order: name, compute capability, SMs, L2 bytes, shared memory per
+  // block, memory bytes, clock and memory clock (kHz), memory bus bits.
+  static const std::pair<std::string, DeviceInfo> kPresets[] = {
+      {"sm_75",
+       {"preset sm_75 (T4-like)", 7, 5, 40, 4 << 20, 64 << 10, 16ll << 30, 1590000, 5001000, 256}},
+      {"sm_80",
+       {"preset sm_80 (A100-like)", 8, 0, 108, 40 << 20, 227 << 10, 80ll << 30, 1410000, 1593000,
+        5120}},
+      {"sm_86",
+       {"preset sm_86 (A10-like)", 8, 6, 72, 6 << 20, 99 << 10, 24ll << 30, 1695000, 6251000, 384}},
+      {"sm_89",
+       {"preset sm_89 (L40S-like)", 8, 9, 142, 96 << 20, 99 << 10, 48ll << 30, 2520000, 9001000,
+        384}},
+      {"sm_90",
+       {"preset sm_90 (H100-like)", 9, 0, 132, 50 << 20, 227 << 10, 80ll << 30, 1980000, 2619000,
+        5120}},
+      // The one preset that is a product, not a family: named as the driver names the GPU, so
+      // tuning tables made on an H200 apply when planning for it without one.
+      {"h200",
+       {"NVIDIA H200", 9, 0, 132, 60 << 20, 227 << 10, 141ll << 30, 1980000, 3201000, 6144}},
+  };
+  // sm_90a is the Hopper target of the same GPUs.
+  const std::string key = arch == "sm_90a" ? "sm_90" : arch;
+  for (const auto& [preset, device] : kPresets)
+    if (preset == key) return device;
+  return invalid_argument(str("unknown device preset '", arch,
+                              "'; accepted: sm_75, sm_80, sm_86, sm_89, sm_90, sm_90a, h200"));
 }
 
 }  // namespace qgemm

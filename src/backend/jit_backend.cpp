@@ -13,12 +13,10 @@ class JitBackend final : public Backend {
   BackendKind kind() const override { return BackendKind::kJit; }
 
   Support supports(const LayerProblem& p) const override {
-    if (p.device < 0) return Support::no("the layer lives in host memory (device -1)");
-    if (p.device_info.sm() == 0) return Support::no("no GPU");
-    if (p.experts != 1) return Support::no("expert stacks run through MoE, not Linear");
-    if (p.act.is_quantized())
-      return Support::no(str("activations ", p.act.to_string(),
-                             ": the jit kernels take fp16/bf16 activations in this version"));
+    if (Support s = single_gpu_layer_support(
+            p, "the jit kernels take fp16/bf16 activations in this version");
+        !s.ok)
+      return s;
     if (!(p.act.type == DType::fp16() || p.act.type == DType::bf16()))
       return Support::no(str("activation type ", p.act.type.name(), " is not fp16/bf16"));
     if (auto nvrtc = nvrtc_library(); !nvrtc) return Support::no(nvrtc.status().message());

@@ -20,6 +20,17 @@ constexpr size_t kCublasWorkspace = 32u << 20;
 size_t align_up(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
 
+// Points the weight operands of a kernel's parameters (the GEMM's or the expansion's, each with
+// its own pointer types) at the uploaded weights; null where the format has none of a table.
+template <typename Params>
+void point_at_weights(const JitWeights& w, Params& p) {
+  p.weights = reinterpret_cast<decltype(p.weights)>(w.codes.ptr());
+  p.scales = w.groups > 0 ? reinterpret_cast<decltype(p.scales)>(w.scales.ptr()) : nullptr;
+  p.zeros = w.zeros.bytes() > 0 ? reinterpret_cast<decltype(p.zeros)>(w.zeros.ptr()) : nullptr;
+  p.row_scale = w.row_scale.bytes() > 0 ? reinterpret_cast<decltype(p.row_scale)>(w.row_scale.ptr())
+                                        : nullptr;
+}
+
 }  // namespace
 
 Expected<std::shared_ptr<const JitWeights>> JitWeights::upload(const QuantizedWeight& w,
@@ -271,11 +282,7 @@ Status JitLayer::run_mma(const LinearArgs& args, size_t bucket) const {
   const int splits = std::min(this->splits(bucket, args.m), k_stages);
 
   MmaGemmParams p{};
-  p.weights = reinterpret_cast<const u8*>(w_->codes.ptr());
-  p.scales = w_->groups > 0 ? reinterpret_cast<const u32*>(w_->scales.ptr()) : nullptr;
-  p.zeros = w_->zeros.bytes() > 0 ? reinterpret_cast<const u32*>(w_->zeros.ptr()) : nullptr;
-  p.row_scale =
-      w_->row_scale.bytes() > 0 ? reinterpret_cast<const float*>(w_->row_scale.ptr()) : nullptr;
+  point_at_weights(*w_, p);
   p.a = a;
   p.bias = args.bias;
   p.c = args.c;
@@ -374,11 +381,7 @@ Status JitLayer::run_expanded(const LinearArgs& args) const {
   if (!gemm) return gemm.status();
   const JitBucket& b = plan_.bucket_for(args.m);
   MmaDequantParams p{};
-  p.weights = reinterpret_cast<const u8*>(w_->codes.ptr());
-  p.scales = w_->groups > 0 ? reinterpret_cast<const void*>(w_->scales.ptr()) : nullptr;
-  p.zeros = w_->zeros.bytes() > 0 ? reinterpret_cast<const void*>(w_->zeros.ptr()) : nullptr;
-  p.row_scale =
-      w_->row_scale.bytes() > 0 ? reinterpret_cast<const float*>(w_->row_scale.ptr()) : nullptr;
+  point_at_weights(*w_, p);
   p.out = static_cast<u16*>(args.workspace);
   p.ldo = static_cast<i32>(padded_k());
   p.n = static_cast<i32>(problem_.n);

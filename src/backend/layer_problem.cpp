@@ -17,6 +17,15 @@ int64_t act_scale_count(const ActFormat& act, int64_t m, int64_t k) {
   return 0;
 }
 
+Support single_gpu_layer_support(const LayerProblem& p, std::string_view quantized_act_reason) {
+  if (p.device < 0) return Support::no("the layer lives in host memory (device -1)");
+  if (p.device_info.sm() == 0) return Support::no("no GPU");
+  if (p.experts != 1) return Support::no("expert stacks run through MoE, not Linear");
+  if (p.act.is_quantized())
+    return Support::no(str("activations ", p.act.to_string(), ": ", quantized_act_reason));
+  return Support::yes();
+}
+
 std::string LayerProblem::to_string() const {
   return str("N=", n, " K=", k, experts > 1 ? str(" E=", experts) : std::string(),
              " weight=", weight.to_string(), " act=", act.to_string(), " out=", out.name(),

@@ -126,15 +126,11 @@ class QdqLayer final : public PreparedLayer {
 
 class QdqBackend final : public Backend {
  public:
-  BackendKind kind() const override { return BackendKind::kQdq; }
-
   Support supports(const LayerProblem& p) const override {
-    if (p.device < 0) return Support::no("the layer lives in host memory (device -1)");
-    if (p.device_info.sm() == 0) return Support::no("no GPU");
-    if (p.experts != 1) return Support::no("expert stacks run through MoE, not Linear");
-    if (p.act.is_quantized())
-      return Support::no(str("activations ", p.act.to_string(),
-                             ": qdq dequantizes weights only and needs fp16/bf16 activations"));
+    if (Support s = single_gpu_layer_support(
+            p, "qdq dequantizes weights only and needs fp16/bf16 activations");
+        !s.ok)
+      return s;
     // NOTE: cuBLASLt's bf16 GEMMs need sm_80 tensor cores; untested on an sm_75 GPU.
     if (p.device_info.sm() < 80 && p.act.type == DType::bf16())
       return Support::no(
@@ -155,6 +151,8 @@ class QdqBackend final : public Backend {
     QGEMM_RETURN_IF_ERROR(layer->upload(w));
     return std::unique_ptr<PreparedLayer>(std::move(layer));
   }
+
+  BackendKind kind() const override { return BackendKind::kQdq; }
 };
 
 }  // namespace

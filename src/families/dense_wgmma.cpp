@@ -22,8 +22,11 @@ const MmaTile kLargeTile = {.warps_n = 8, .frags_m = 16, .stages = 5, .stage_k =
 // sums in shared memory) make twice the CTAs with half the splits. They lose where the 128-row
 // grid needs few splits (each CTA copies the activations for half the rows: 1.7x the bytes) and
 // at 65..128 tokens, so only up to 64 tokens and only where the 128-row grid needs 4 or more
-// splits (docs/design.md, "warps along K").
+// splits (docs/design.md, "warps along K"). Where it would be a layer's sixth kernel, the
+// planner's budget drops it for the 64-token tile, which runs its tokens at most this much
+// slower (docs/design.md, "kernel budget").
 constexpr int64_t kSmallNMaxM = 64;
+constexpr double kSmallNTileLoss = 0.135;
 const MmaTile kSmallNTile = {.warps_n = 4, .frags_m = 8, .stages = 6, .stage_k = 128, .waves = 1,
                              .wgmma = true, .warp_specialized = true, .warps_k = 2};
 
@@ -126,7 +129,7 @@ class DenseWgmmaFamily final : public KernelFamily {
     if (medium->warp_specialized && medium_max_m > kSmallNMaxM &&
         (p.n + medium->block_n() - 1) / medium->block_n() * 4 <= p.device.multiprocessors)
       if (auto small_n = mma_config_for(kSmallNTile, p.weight, p.act, p.out, p.device))
-        plan.push_back({kSmallNMaxM, *small_n});
+        plan.push_back({kSmallNMaxM, *small_n, kSmallNTileLoss});
     plan.push_back({medium_max_m, *medium});
     auto large = mma_config_for(tile_for(kLargeTile, p), p.weight, p.act, p.out, p.device);
     if (!large) return large.status();

@@ -30,6 +30,10 @@ struct GemmProblem {
 struct FamilyBucket {
   int64_t max_m = INT64_MAX;
   MmaGemmConfig config;
+  /// Where the planner may drop the bucket to keep a layer within its kernel budget (the next
+  /// bucket's kernel then runs its tokens): the most its tokens were measured to run slower so,
+  /// as a fraction. 0: the bucket stays whatever the budget.
+  double droppable_loss = 0;
 };
 
 /// What a family offers a layer: its kernels from `from_m` tokens on, smallest M first; the

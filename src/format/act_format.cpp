@@ -13,8 +13,7 @@ constexpr const char* kActSpecHelp =
     "e4m3/g128/fp32, int8/token";
 
 Status bad_act_part(std::string_view spec, std::string_view part, std::string_view why) {
-  return invalid_argument(
-      str("activation spec '", spec, "': ", why, " '", part, "'; ", kActSpecHelp));
+  return spec::bad_part("activation", spec, part, why, kActSpecHelp);
 }
 
 }  // namespace
@@ -29,16 +28,13 @@ const std::vector<FormatAlias>& act_aliases() {
   return aliases;
 }
 
-Expected<ActFormat> ActFormat::parse(std::string_view spec) {
-  for (const FormatAlias& a : act_aliases()) {
-    if (a.name == spec) return parse(a.spec);
-  }
-  if (spec.empty()) return invalid_argument(str("empty activation spec; ", kActSpecHelp));
-  const auto parts = spec::split(spec);
+Expected<ActFormat> ActFormat::parse(std::string_view text) {
+  auto split = spec::split_spec(text, act_aliases(), "activation", kActSpecHelp);
+  if (!split) return split.status();
+  const std::string_view spec = split->text;
+  const std::vector<std::string_view>& parts = split->parts;
   ActFormat f;
-  auto type = parse_dtype(parts[0]);
-  if (!type) return bad_act_part(spec, parts[0], "unknown activation type");
-  f.type = *type;
+  f.type = split->type;
   bool have_scale_type = false;
   for (size_t i = 1; i < parts.size(); ++i) {
     std::string_view p = parts[i];
@@ -68,8 +64,7 @@ Expected<ActFormat> ActFormat::parse(std::string_view spec) {
   // Groups without a scale type: ue8m0 in groups of 32 (OCP MX), fp32 otherwise.
   if (f.scale_kind == ActScaleKind::kGroup && !have_scale_type)
     f.scale_type = f.group_k == 32 ? DType::ue8m0() : DType::fp32();
-  Status s = f.validate();
-  if (!s.ok()) return invalid_argument(str("activation spec '", spec, "': ", s.message()));
+  if (Status s = f.validate(); !s.ok()) return spec::invalid_format("activation", spec, s);
   return f;
 }
 
@@ -98,30 +93,20 @@ Status ActFormat::validate() const {
 }
 
 std::string ActFormat::to_string() const {
-  std::string s = type.name();
   switch (scale_kind) {
     case ActScaleKind::kNone:
-      break;
+      return type.name();
     case ActScaleKind::kToken:
-      s += "/token";
-      break;
+      return type.name() + "/token";
     case ActScaleKind::kTensor:
-      s += "/tensor";
-      break;
+      return type.name() + "/tensor";
     case ActScaleKind::kGroup:
-      s += str("/g", group_k, "/", scale_type.name());
-      break;
+      return str(type.name(), "/g", group_k, "/", scale_type.name());
   }
-  return s;
+  return type.name();
 }
 
-std::string ActFormat::alias() const {
-  const std::string canonical = to_string();
-  for (const FormatAlias& a : act_aliases()) {
-    if (a.spec == canonical) return a.name;
-  }
-  return "";
-}
+std::string ActFormat::alias() const { return spec::alias_name(act_aliases(), to_string()); }
 
 int64_t ActFormat::scale_cols(int64_t k) const {
   switch (scale_kind) {

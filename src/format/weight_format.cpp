@@ -20,9 +20,26 @@ bool is_scale_type(DType t) {
          t == DType::e5m2() || t == DType::ue8m0();
 }
 
+// Weight rows (along N) that share one scale; 0 when one scale spans them all, or there is none.
+int rows_per_scale(const WeightFormat& f) {
+  if (f.scale_kind == ScaleKind::kBlock) return f.group_n;
+  return f.scale_kind == ScaleKind::kChannel || f.scale_kind == ScaleKind::kGroup ? 1 : 0;
+}
+
+// Weight columns (along K) that share one scale; 0 when one scale spans them all, or there is
+// none.
+int cols_per_scale(const WeightFormat& f) { return f.has_group_scales() ? f.group_k : 0; }
+
+// Scales along an axis of `extent` elements, `per_scale` of which share one (0: one for all).
+int64_t scales_along(int64_t extent, int per_scale) {
+  return per_scale == 0 ? 1 : (extent + per_scale - 1) / per_scale;
+}
+
+// The scale that element `index` of an axis reads, `per_scale` elements sharing one.
+int64_t scale_index(int64_t index, int per_scale) { return per_scale == 0 ? 0 : index / per_scale; }
+
 Status bad_part(std::string_view spec, std::string_view part, std::string_view why) {
-  return invalid_argument(
-      str("weight spec '", spec, "': ", why, " '", part, "'; ", kWeightSpecHelp));
+  return spec::bad_part("weight", spec, part, why, kWeightSpecHelp);
 }
 
 }  // namespace
@@ -45,18 +62,14 @@ DType WeightFormat::default_scale_type(const WeightFormat& f) {
   return DType::fp32();
 }
 
-Expected<WeightFormat> WeightFormat::parse(std::string_view spec) {
-  for (const FormatAlias& a : weight_aliases()) {
-    if (a.name == spec) return parse(a.spec);
-  }
-  if (spec.empty()) return invalid_argument(str("empty weight spec; ", kWeightSpecHelp));
-  const auto parts = spec::split(spec);
-  WeightFormat f;
-  auto type = parse_dtype(parts[0]);
-  if (!type) return bad_part(spec, parts[0], "unknown weight type");
-  f.type = *type;
-
+Expected<WeightFormat> WeightFormat::parse(std::string_view text) {
+  auto split = spec::split_spec(text, weight_aliases(), "weight", kWeightSpecHelp);
+  if (!split) return split.status();
+  const std::string_view spec = split->text;
   bool have_scale_type = false;
+  WeightFormat f;
+  f.type = split->type;
+  const std::vector<std::string_view>& parts = split->parts;
   for (size_t i = 1; i < parts.size(); ++i) {
     std::string_view p = parts[i];
     const bool granularity_part = p == "channel" || p == "tensor" ||
@@ -111,8 +124,7 @@ Expected<WeightFormat> WeightFormat::parse(std::string_view spec) {
   if (!f.has_scales() && have_scale_type)
     return invalid_argument(str("weight spec '", spec, "': a scale type needs a granularity ",
                                 "(/g<G>, /channel, /b<GN>x<GK> or /tensor) before it"));
-  Status s = f.validate();
-  if (!s.ok()) return invalid_argument(str("weight spec '", spec, "': ", s.message()));
+  if (Status s = f.validate(); !s.ok()) return spec::invalid_format("weight", spec, s);
   return f;
 }
 
@@ -168,56 +180,19 @@ std::string WeightFormat::to_string() const {
   return s;
 }
 
-std::string WeightFormat::alias() const {
-  const std::string canonical = to_string();
-  for (const FormatAlias& a : weight_aliases()) {
-    if (a.spec == canonical) return a.name;
-  }
-  return "";
-}
+std::string WeightFormat::alias() const { return spec::alias_name(weight_aliases(), to_string()); }
 
 int64_t WeightFormat::scale_rows(int64_t n) const {
-  switch (scale_kind) {
-    case ScaleKind::kNone:
-      return 0;
-    case ScaleKind::kTensor:
-      return 1;
-    case ScaleKind::kChannel:
-    case ScaleKind::kGroup:
-      return n;
-    case ScaleKind::kBlock:
-      return (n + group_n - 1) / group_n;
-  }
-  return 0;
+  return has_scales() ? scales_along(n, rows_per_scale(*this)) : 0;
 }
 
 int64_t WeightFormat::scale_cols(int64_t k) const {
-  switch (scale_kind) {
-    case ScaleKind::kNone:
-      return 0;
-    case ScaleKind::kTensor:
-    case ScaleKind::kChannel:
-      return 1;
-    case ScaleKind::kGroup:
-    case ScaleKind::kBlock:
-      return (k + group_k - 1) / group_k;
-  }
-  return 0;
+  return has_scales() ? scales_along(k, cols_per_scale(*this)) : 0;
 }
 
-int64_t WeightFormat::scale_row(int64_t n) const {
-  switch (scale_kind) {
-    case ScaleKind::kChannel:
-    case ScaleKind::kGroup:
-      return n;
-    case ScaleKind::kBlock:
-      return n / group_n;
-    default:
-      return 0;
-  }
-}
+int64_t WeightFormat::scale_row(int64_t n) const { return scale_index(n, rows_per_scale(*this)); }
 
-int64_t WeightFormat::scale_col(int64_t k) const { return has_group_scales() ? k / group_k : 0; }
+int64_t WeightFormat::scale_col(int64_t k) const { return scale_index(k, cols_per_scale(*this)); }
 
 Status WeightFormat::check_shape(int64_t n, int64_t k) const {
   if (n <= 0 || k <= 0)

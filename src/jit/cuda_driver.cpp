@@ -1,9 +1,8 @@
 #include "jit/cuda_driver.h"
+#include "util/dynamic_library.h"
 #include "util/error.h"
 
 #include <dlfcn.h>
-
-#include <mutex>
 
 namespace qgemm {
 namespace {
@@ -51,12 +50,7 @@ Expected<const CudaDriver*> load_driver() {
 
 }  // namespace
 
-Expected<const CudaDriver*> cuda_driver() {
-  static std::once_flag once;
-  static Expected<const CudaDriver*> result = Status(ErrorCode::kInternal, "not loaded");
-  std::call_once(once, [] { result = load_driver(); });
-  return result;
-}
+Expected<const CudaDriver*> cuda_driver() { return loaded_once<load_driver>(); }
 
 Status cuda_status(CUresult result, const char* call) {
   if (result == CUDA_SUCCESS) return Status();

@@ -86,6 +86,55 @@ Expected<JitKernelPlan> plan_from_buckets(const std::vector<TunedBucket>& bucket
   return plan;
 }
 
+namespace {
+
+// Distinct GEMM kernels among a plan's buckets. The expansion kernel of the hand-off is a
+// dequantization kernel that every layer of the format shares (its source depends on the format
+// alone), as the activation quantizers are shared: it is not counted.
+size_t distinct_kernels(const std::vector<JitBucket>& buckets) {
+  std::vector<std::string> sources;
+  for (const JitBucket& b : buckets) {
+    if (b.expand) continue;
+    std::string s = b.spec().source;
+    if (std::find(sources.begin(), sources.end(), s) == sources.end()) sources.push_back(s);
+  }
+  return sources.size();
+}
+
+// NOTE: every kernel a layer plans is compiled by prepare() before its first call: a server's
+// warm-up grows with them. A layer keeps kKernelBudget GEMM kernels, and one more only where
+// that kernel's tokens run at least kExtraKernelGain faster on it than on the next bucket's
+// (docs/design.md, "kernel budget"). Droppable buckets go, least loss first, until the layer is
+// within that; buckets a family marks as always needed (their measured gain is larger) stay.
+constexpr size_t kKernelBudget = 4;
+constexpr double kExtraKernelGain = 0.05;
+
+void apply_kernel_budget(JitKernelPlan& plan) {
+  std::vector<JitBucket>& b = plan.buckets;
+  for (size_t kernels = distinct_kernels(b); kernels > kKernelBudget;
+       kernels = distinct_kernels(b)) {
+    size_t drop = b.size();
+    for (size_t i = 0; i < b.size(); ++i)
+      if (b[i].droppable_loss > 0 && (drop == b.size() || b[i].droppable_loss < b[drop].droppable_loss))
+        drop = i;
+    if (drop == b.size()) return;
+    if (kernels == kKernelBudget + 1 && b[drop].droppable_loss >= kExtraKernelGain) return;
+    const int64_t lo = drop == 0 ? 1 : b[drop - 1].max_m + 1;
+    const bool last = drop + 1 == b.size();
+    plan.notes.push_back(str("kernel budget: M ", lo, last ? "+" : str("-", b[drop].max_m),
+                             " runs on the ", last ? "previous" : "next", " bucket's kernel instead of ",
+                             b[drop].spec().config, " (measured at most ",
+                             static_cast<int>(b[drop].droppable_loss * 100 + 0.5), "% slower there)"));
+    if (drop + 1 == b.size()) {
+      if (drop == 0) return;
+      b[drop - 1].max_m = INT64_MAX;  // the bucket below takes every M above it
+    }
+    b.erase(b.begin() + static_cast<std::ptrdiff_t>(drop));
+  }
+}
+
+}  // namespace
+
 Expected<JitKernelPlan> compose_families(const GemmProblem& problem) {
   JitKernelPlan plan;
   std::vector<std::string> refusals;
@@ -115,10 +164,11 @@ Expected<JitKernelPlan> compose_families(const GemmProblem& problem) {
     for (const FamilyBucket& b : proposal->buckets) {
       // An expanding bucket keeps the tile kernel below it for operands cuBLASLt cannot take.
       const bool expand = family->expands() && !plan.buckets.empty();
-      plan.buckets.push_back(
-          {b.max_m, expand, expand ? plan.buckets.back().config : b.config, family});
+      plan.buckets.push_back({b.max_m, expand, expand ? plan.buckets.back().config : b.config,
+                              family, b.droppable_loss});
     }
   }
+  if (!plan.buckets.empty()) apply_kernel_budget(plan);
   if (plan.buckets.empty()) {
     std::string why;
     for (const std::string& r : refusals) why += (why.empty() ? "" : "; ") + r;

@@ -19,6 +19,7 @@ struct JitBucket {
   bool expand = false;
   MmaGemmConfig config;
   const KernelFamily* family = nullptr;
+  double droppable_loss = 0;  ///< FamilyBucket::droppable_loss
 
   /// The kernel this bucket compiles.
   KernelSpec spec() const { return family->spec(config); }

@@ -1,28 +1,25 @@
 #include "qgemm/status.h"
+
+#include <iterator>
+
 #include "util/error.h"
 
 namespace qgemm {
+namespace {
+
+// Indexed by ErrorCode, whose values count up from kOk = 0.
+constexpr const char* kErrorCodeNames[] = {
+    "ok",         "invalid argument", "unsupported",    "not found", "compile error",
+    "CUDA error", "I/O error",        "internal error",
+};
+static_assert(std::size(kErrorCodeNames) == static_cast<size_t>(ErrorCode::kInternal) + 1,
+              "one name per ErrorCode");
+
+}  // namespace
 
 const char* error_code_name(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::kOk:
-      return "ok";
-    case ErrorCode::kInvalidArgument:
-      return "invalid argument";
-    case ErrorCode::kUnsupported:
-      return "unsupported";
-    case ErrorCode::kNotFound:
-      return "not found";
-    case ErrorCode::kCompileError:
-      return "compile error";
-    case ErrorCode::kCudaError:
-      return "CUDA error";
-    case ErrorCode::kIoError:
-      return "I/O error";
-    case ErrorCode::kInternal:
-      return "internal error";
-  }
-  return "error";
+  const auto index = static_cast<size_t>(code);
+  return index < std::size(kErrorCodeNames) ? kErrorCodeNames[index] : "error";
 }
 
 std::string Status::to_string() const {

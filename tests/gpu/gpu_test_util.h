@@ -78,4 +78,14 @@ inline Expected<CheckedRun> run_and_check(const WeightFormat& wf, const ActForma
   return CheckedRun{compare(*ref, got), run->unwritten, run->backend};
 }
 
+/// Expects `r` to have run, written every output, produced no NaN and matched the reference
+/// within `tolerance` (relative Frobenius error). Fatal when the run failed: call it inside
+/// ASSERT_NO_FATAL_FAILURE.
+inline void expect_matches_reference(const Expected<CheckedRun>& r, double tolerance) {
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->unwritten, 0) << "outputs left unwritten";
+  EXPECT_EQ(r->cmp.nan_count, 0);
+  EXPECT_LE(r->cmp.rel_frobenius, tolerance);
+}
+
 }  // namespace qgemm::testing

@@ -78,11 +78,8 @@ TEST_P(MmaGemmGpuTest, MatchesReferenceAtEveryBatchSize) {
   for (int64_t m : kTokens) {
     SCOPED_TRACE(str(c.weight, " x ", c.act, " -> ", c.out, " M=", m, " N=", n, " K=", k));
     auto r = testing::run_and_check(wf, af, out, m, n, k, BackendKind::kJit, seed++, m == 7);
-    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    ASSERT_NO_FATAL_FAILURE(testing::expect_matches_reference(r, tolerance_for(out, af.type)));
     EXPECT_EQ(r->backend, "jit");
-    EXPECT_EQ(r->unwritten, 0) << "outputs left unwritten";
-    EXPECT_EQ(r->cmp.nan_count, 0);
-    EXPECT_LE(r->cmp.rel_frobenius, tolerance_for(out, af.type));
   }
 }
 
@@ -105,9 +102,7 @@ TEST(MmaGemmGpu, OddShapesWithChannelScales) {
         auto r =
             testing::run_and_check(*WeightFormat::parse(spec), *ActFormat::parse("bf16"),
                                    DType::bf16(), m, 333, k, BackendKind::kJit, 5 + m + k, true);
-        ASSERT_TRUE(r.ok()) << r.status().to_string();
-        EXPECT_EQ(r->unwritten, 0);
-        EXPECT_LE(r->cmp.rel_frobenius, 5e-3);
+        ASSERT_NO_FATAL_FAILURE(testing::expect_matches_reference(r, 5e-3));
       }
 }
 
@@ -129,10 +124,7 @@ TEST(MmaGemmGpu, EightBitChannelCodesInOneWarpCtasOnWideLayers) {
       SCOPED_TRACE(str(spec, " M=", m, " N=", n, " K=", k));
       auto r = testing::run_and_check(wf, *ActFormat::parse("bf16"), DType::bf16(), m, n, k,
                                       BackendKind::kJit, 71 + m, true);
-      ASSERT_TRUE(r.ok()) << r.status().to_string();
-      EXPECT_EQ(r->unwritten, 0);
-      EXPECT_EQ(r->cmp.nan_count, 0);
-      EXPECT_LE(r->cmp.rel_frobenius, 5e-3);
+      ASSERT_NO_FATAL_FAILURE(testing::expect_matches_reference(r, 5e-3));
     }
   }
 }
@@ -143,10 +135,7 @@ void expect_jit_layer_matches(const WeightFormat& wf, DType act, int64_t m, int6
                               uint64_t seed) {
   auto r = testing::run_and_check(wf, *ActFormat::parse(act.name()), DType::bf16(), m, n, k,
                                   BackendKind::kJit, seed, true);
-  ASSERT_TRUE(r.ok()) << r.status().to_string();
-  EXPECT_EQ(r->unwritten, 0);
-  EXPECT_EQ(r->cmp.nan_count, 0);
-  EXPECT_LE(r->cmp.rel_frobenius, 5e-3);
+  ASSERT_NO_FATAL_FAILURE(testing::expect_matches_reference(r, 5e-3));
 }
 
 // Hopper's decode bucket takes two 512-K stages on long rows (plan_mma_gemm): K past 8192 that
@@ -214,10 +203,7 @@ TEST(MmaGemmGpu, ClusterSplitsThatFitTheGpu) {
     auto r =
         testing::run_and_check(*WeightFormat::parse("int4/g128/bf16"), *ActFormat::parse("bf16"),
                                DType::bf16(), c.m, c.n, c.k, BackendKind::kJit, 7 + c.m, true);
-    ASSERT_TRUE(r.ok()) << r.status().to_string();
-    EXPECT_EQ(r->unwritten, 0);
-    EXPECT_EQ(r->cmp.nan_count, 0);
-    EXPECT_LE(r->cmp.rel_frobenius, 5e-3);
+    ASSERT_NO_FATAL_FAILURE(testing::expect_matches_reference(r, 5e-3));
   }
 }
 
@@ -233,10 +219,8 @@ TEST(MmaGemmGpu, FloatZeroPointsStayExact) {
       SCOPED_TRACE(str(spec, " M=", m));
       auto r = testing::run_and_check(*WeightFormat::parse(spec), *ActFormat::parse("bf16"),
                                       DType::fp32(), m, 1000, 1536, BackendKind::kJit, 31 + m);
-      ASSERT_TRUE(r.ok()) << r.status().to_string();
+      ASSERT_NO_FATAL_FAILURE(testing::expect_matches_reference(r, 1e-5));
       EXPECT_EQ(r->backend, "jit");
-      EXPECT_EQ(r->unwritten, 0);
-      EXPECT_LE(r->cmp.rel_frobenius, 1e-5);
     }
 }
 
@@ -244,12 +228,11 @@ TEST(MmaGemmGpu, FloatZeroPointsStayExact) {
 TEST(MmaGemmGpu, LlamaSizedLayer) {
   QGEMM_REQUIRE_GPU();
   for (int64_t m : {1, 16, 256}) {
+    SCOPED_TRACE(str("M=", m));
     auto r =
         testing::run_and_check(*WeightFormat::parse("int4/g128/bf16"), *ActFormat::parse("bf16"),
                                DType::bf16(), m, 8192, 8192, BackendKind::kJit, 99 + m);
-    ASSERT_TRUE(r.ok()) << r.status().to_string();
-    EXPECT_EQ(r->unwritten, 0);
-    EXPECT_LE(r->cmp.rel_frobenius, 5e-3) << "M=" << m;
+    ASSERT_NO_FATAL_FAILURE(testing::expect_matches_reference(r, 5e-3));
   }
 }
 
@@ -285,10 +268,9 @@ TEST(MmaGemmGpu, TailSplitOfThePartialLastWave) {
         << cfg->to_string() << ": the case no longer exercises the tail split";
     auto r = testing::run_and_check(wf, *ActFormat::parse(c.act), act, c.m, c.n, c.k,
                                     BackendKind::kJit, 7 + c.n, true);
-    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    ASSERT_NO_FATAL_FAILURE(
+        testing::expect_matches_reference(r, act == DType::fp16() ? 2e-3 : 5e-3));
     EXPECT_EQ(r->backend, "jit");
-    EXPECT_EQ(r->unwritten, 0);
-    EXPECT_LE(r->cmp.rel_frobenius, act == DType::fp16() ? 2e-3 : 5e-3);
   }
 }
 

@@ -270,10 +270,7 @@ TEST_P(WgmmaGemmGpuTest, MatchesReferenceAtEveryBatchSize) {
         SCOPED_TRACE(str(cfg.to_string(), " M=", m, " N=", n, " K=", k, " splits=", splits,
                          cluster ? " in a cluster" : ""));
         auto r = run_wgmma(cfg, *w, *dw, *a, splits, cluster, seed);
-        ASSERT_TRUE(r.ok()) << r.status().to_string();
-        EXPECT_EQ(r->unwritten, 0) << "outputs left unwritten";
-        EXPECT_EQ(r->cmp.nan_count, 0);
-        EXPECT_LE(r->cmp.rel_frobenius, tolerance_for(act, act));
+        ASSERT_NO_FATAL_FAILURE(testing::expect_matches_reference(r, tolerance_for(act, act)));
       }
     }
   }
@@ -314,10 +311,7 @@ TEST(WgmmaGemmGpu, OddShapesWithChannelScales) {
                                         *ActFormat::parse("bf16"));
           ASSERT_TRUE(a.ok()) << a.status().to_string();
           auto r = run_wgmma(cfg, *w, *dw, *a, 2, /*cluster=*/true, 11 + m);
-          ASSERT_TRUE(r.ok()) << r.status().to_string();
-          EXPECT_EQ(r->unwritten, 0);
-          EXPECT_EQ(r->cmp.nan_count, 0);
-          EXPECT_LE(r->cmp.rel_frobenius, 5e-3);
+          ASSERT_NO_FATAL_FAILURE(testing::expect_matches_reference(r, 5e-3));
         }
     }
 }
@@ -354,10 +348,7 @@ TEST(WgmmaGemmGpu, GroupedWideCodesOnThe128TokenWsTile) {
                                       *ActFormat::parse(c.act));
         ASSERT_TRUE(a.ok()) << a.status().to_string();
         auto r = run_wgmma(cfg, *w, *dw, *a, splits, /*cluster=*/true, 13 + m);
-        ASSERT_TRUE(r.ok()) << r.status().to_string();
-        EXPECT_EQ(r->unwritten, 0);
-        EXPECT_EQ(r->cmp.nan_count, 0);
-        EXPECT_LE(r->cmp.rel_frobenius, tolerance_for(act, act));
+        ASSERT_NO_FATAL_FAILURE(testing::expect_matches_reference(r, tolerance_for(act, act)));
       }
   }
 }

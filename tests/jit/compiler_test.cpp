@@ -18,6 +18,8 @@
 namespace qgemm {
 namespace {
 
+using testing::expect_no_spills;
+using testing::for_each_compiled;
 using testing::tiny_spec;
 
 bool contains(const std::string& text, const std::string& part) {
@@ -155,17 +157,14 @@ TEST(Compiler, TuringPlansCompileWithinItsLimits) {
     }
     specs.push_back(plan->back().config.dequant_spec());
   }
-  KernelCache cache("", /*use_disk=*/false);
-  const auto results = cache.get_all(specs);
-  for (size_t i = 0; i < specs.size(); ++i) {
-    const std::string where = specs[i].config;
-    ASSERT_TRUE(results[i].ok()) << where << ": " << results[i].status().to_string();
-    const ResourceUsage& r = (*results[i])->resources;
-    EXPECT_GT(r.registers, 0) << where;
-    EXPECT_EQ(0, r.spill_stores + r.spill_loads + r.stack_frame) << where;
-    EXPECT_LE(specs[i].dynamic_smem + r.static_smem, t4.smem_per_block) << where;
-    EXPECT_TRUE(contains((*results[i])->log, "for 'sm_75'")) << where;
-  }
+  ASSERT_NO_FATAL_FAILURE(
+      for_each_compiled(specs, [&](const KernelSpec& spec, const CompiledKernel& k) {
+        const ResourceUsage& r = k.resources;
+        EXPECT_GT(r.registers, 0) << spec.config;
+        EXPECT_EQ(0, r.spill_stores + r.spill_loads + r.stack_frame) << spec.config;
+        EXPECT_LE(spec.dynamic_smem + r.static_smem, t4.smem_per_block) << spec.config;
+        EXPECT_TRUE(contains(k.log, "for 'sm_75'")) << spec.config;
+      }));
   auto ptx = compile_ptx(specs.front());
   ASSERT_TRUE(ptx.ok()) << ptx.status().to_string();
   EXPECT_TRUE(contains(*ptx, "mma.sync.aligned.m16n8k8")) << specs.front().config;
@@ -192,24 +191,6 @@ TEST(Compiler, ArchsGivenToCompileAsPtxComeOutAsPtx) {
   EXPECT_EQ(*kernel_key(spec), ptx->key);
 }
 
-TEST(PtxasReport, ParsesOneFunction) {
-  const std::string log =
-      "ptxas info    : 153 bytes gmem\n"
-      "ptxas info    : Compiling entry function '_ZN5qgemm15mma_gemm_kernelI3CfgEEvNS_13MmaGemm"
-      "ParamsE' for 'sm_80'\n"
-      "ptxas info    : Function properties for _ZN5qgemm15mma_gemm_kernelI3CfgEEvNS_13MmaGemm"
-      "ParamsE\n"
-      "ptxas         .     32 bytes stack frame, 28 bytes spill stores, 24 bytes spill loads\n"
-      "ptxas info    : Used 128 registers, used 1 barriers, 136 bytes smem, 464 bytes cmem[0]\n"
-      "ptxas info    : Compile time = 423.894 ms\n";
-  const ResourceUsage u = parse_ptxas_report(log);
-  EXPECT_EQ(128, u.registers);
-  EXPECT_EQ(28, u.spill_stores);
-  EXPECT_EQ(24, u.spill_loads);
-  EXPECT_EQ(32, u.stack_frame);
-  EXPECT_EQ(136, u.static_smem);
-}
-
 TEST(PtxasReport, SpotsSerializedWgmma) {
   // The warning ptxas prints for a warp-specialized kernel whose partial sums are flushed
   // while wgmmas are in flight.
@@ -223,31 +204,52 @@ TEST(PtxasReport, SpotsSerializedWgmma) {
   EXPECT_FALSE(reports_serialized_wgmma("ptxas info    : Used 168 registers, used 2 barriers\n"));
 }
 
-TEST(PtxasReport, TakesTheLargestOverSeveralFunctions) {
-  const std::string log =
-      "ptxas info    : Function properties for helper\n"
-      "ptxas         .     16 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads\n"
-      "ptxas info    : Compiling entry function 'kernel' for 'sm_90a'\n"
-      "ptxas info    : Function properties for kernel\n"
-      "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 12 bytes spill loads\n"
-      "ptxas info    : Used 40 registers, 0 bytes smem\n"
-      "ptxas info    : Used 255 registers, used 1 barriers, 1024 bytes smem\n";
-  const ResourceUsage u = parse_ptxas_report(log);
-  EXPECT_EQ(255, u.registers);
-  EXPECT_EQ(8, u.spill_stores);
-  EXPECT_EQ(12, u.spill_loads);
-  EXPECT_EQ(16, u.stack_frame);
-  EXPECT_EQ(1024, u.static_smem);
+// A ptxas log and the resources parse_ptxas_report reads from it.
+struct PtxasLog {
+  const char* name;
+  const char* log;
+  ResourceUsage usage;  // registers, spill stores, spill loads, stack frame, static smem
+};
+
+const PtxasLog kPtxasLogs[] = {
+    {"OneFunction",
+     "ptxas info    : 153 bytes gmem\n"
+     "ptxas info    : Compiling entry function '_ZN5qgemm15mma_gemm_kernelI3CfgEEvNS_13MmaGemm"
+     "ParamsE' for 'sm_80'\n"
+     "ptxas info    : Function properties for _ZN5qgemm15mma_gemm_kernelI3CfgEEvNS_13MmaGemm"
+     "ParamsE\n"
+     "ptxas         .     32 bytes stack frame, 28 bytes spill stores, 24 bytes spill loads\n"
+     "ptxas info    : Used 128 registers, used 1 barriers, 136 bytes smem, 464 bytes cmem[0]\n"
+     "ptxas info    : Compile time = 423.894 ms\n",
+     {128, 28, 24, 32, 136}},
+    {"TheLargestOverSeveralFunctions",
+     "ptxas info    : Function properties for helper\n"
+     "ptxas         .     16 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads\n"
+     "ptxas info    : Compiling entry function 'kernel' for 'sm_90a'\n"
+     "ptxas info    : Function properties for kernel\n"
+     "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 12 bytes spill loads\n"
+     "ptxas info    : Used 40 registers, 0 bytes smem\n"
+     "ptxas info    : Used 255 registers, used 1 barriers, 1024 bytes smem\n",
+     {255, 8, 12, 16, 1024}},
+    {"EmptyLogWithUnknownRegisters", "nvrtc: no ptxas output\n", {-1, 0, 0, 0, 0}},
+};
+
+class PtxasReportParse : public ::testing::TestWithParam<PtxasLog> {};
+
+TEST_P(PtxasReportParse, ReadsTheResources) {
+  const ResourceUsage& want = GetParam().usage;
+  const ResourceUsage got = parse_ptxas_report(GetParam().log);
+  EXPECT_EQ(want.registers, got.registers);
+  EXPECT_EQ(want.spill_stores, got.spill_stores);
+  EXPECT_EQ(want.spill_loads, got.spill_loads);
+  EXPECT_EQ(want.stack_frame, got.stack_frame);
+  EXPECT_EQ(want.static_smem, got.static_smem);
 }
 
-TEST(PtxasReport, EmptyLogReportsUnknownRegisters) {
-  const ResourceUsage u = parse_ptxas_report("nvrtc: no ptxas output\n");
-  EXPECT_EQ(-1, u.registers);
-  EXPECT_EQ(0, u.spill_stores);
-  EXPECT_EQ(0, u.spill_loads);
-  EXPECT_EQ(0, u.stack_frame);
-  EXPECT_EQ(0, u.static_smem);
-}
+INSTANTIATE_TEST_SUITE_P(Logs, PtxasReportParse, ::testing::ValuesIn(kPtxasLogs),
+                         [](const ::testing::TestParamInfo<PtxasLog>& info) {
+                           return std::string(info.param.name);
+                         });
 
 // The CI compile check in small: every bucket the planner makes for int4/g128/bf16 on Ampere and
 // Hopper compiles without spills. (`qgemm jit check` covers every family and format.)
@@ -262,26 +264,19 @@ TEST(Compiler, EveryInt4PlanBucketCompilesWithoutSpills) {
     ASSERT_EQ(std::string(arch) == "sm_90a" ? 7u : 3u, plan->size()) << arch;
     for (const MmaPlanEntry& e : *plan) specs.push_back(e.config.spec());
   }
-  KernelCache cache("", /*use_disk=*/false);
-  const auto results = cache.get_all(specs);
-  for (size_t i = 0; i < specs.size(); ++i) {
-    const std::string where = specs[i].config;
-    ASSERT_TRUE(results[i].ok()) << where << ": " << results[i].status().to_string();
-    const CompiledKernel& k = **results[i];
-    const ResourceUsage& r = k.resources;
-    EXPECT_GT(r.registers, 0) << where << "\n" << k.log;
-    EXPECT_LE(r.registers, 255) << where;
-    EXPECT_EQ(0, r.spill_stores) << where << "\n" << k.log;
-    EXPECT_EQ(0, r.spill_loads) << where << "\n" << k.log;
-    EXPECT_EQ(0, r.stack_frame) << where << "\n" << k.log;
-    EXPECT_LE(specs[i].dynamic_smem + r.static_smem, 227 << 10) << where;
-    EXPECT_EQ(0, k.cubin.compare(0, 4,
-                                 "\x7f"
-                                 "ELF"))
-        << where << ": CUBIN is an ELF image";
-    EXPECT_TRUE(contains(k.lowered_name, specs[i].family + "_kernel")) << k.lowered_name;
-    EXPECT_TRUE(contains(k.log, "for '" + specs[i].arch + "'")) << where << "\n" << k.log;
-  }
+  ASSERT_NO_FATAL_FAILURE(
+      for_each_compiled(specs, [](const KernelSpec& spec, const CompiledKernel& k) {
+        const std::string& where = spec.config;
+        expect_no_spills(k, where);
+        EXPECT_LE(k.resources.registers, 255) << where;
+        EXPECT_LE(spec.dynamic_smem + k.resources.static_smem, 227 << 10) << where;
+        EXPECT_EQ(0, k.cubin.compare(0, 4,
+                                     "\x7f"
+                                     "ELF"))
+            << where << ": CUBIN is an ELF image";
+        EXPECT_TRUE(contains(k.lowered_name, spec.family + "_kernel")) << k.lowered_name;
+        EXPECT_TRUE(contains(k.log, "for '" + spec.arch + "'")) << where << "\n" << k.log;
+      }));
 }
 
 }  // namespace

@@ -7,10 +7,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <vector>
 
+#include "jit/kernel_cache.h"
 #include "jit/kernel_spec.h"
 #include "jit/nvrtc_library.h"
 #include "qgemm/status.h"
@@ -47,6 +49,30 @@ class TempDir {
  private:
   std::string path_;
 };
+
+/// Compiles `specs` at once (on every core, into a cache of its own in memory) and hands each
+/// compiled kernel to `check` with its spec, in order. A spec that does not compile fails the
+/// test there: call it inside ASSERT_NO_FATAL_FAILURE.
+inline void for_each_compiled(
+    const std::vector<KernelSpec>& specs,
+    const std::function<void(const KernelSpec&, const CompiledKernel&)>& check) {
+  KernelCache cache("", /*use_disk=*/false);
+  const auto results = cache.get_all(specs);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    ASSERT_TRUE(results[i].ok()) << specs[i].config << ": " << results[i].status().to_string();
+    check(specs[i], **results[i]);
+  }
+}
+
+/// Expects `k` to use registers (ptxas reported them) and no spills or stack frame; `where`
+/// names it in failures, followed by the compile log.
+inline void expect_no_spills(const CompiledKernel& k, const std::string& where) {
+  const ResourceUsage& r = k.resources;
+  EXPECT_GT(r.registers, 0) << where << "\n" << k.log;
+  EXPECT_EQ(0, r.spill_stores) << where << "\n" << k.log;
+  EXPECT_EQ(0, r.spill_loads) << where << "\n" << k.log;
+  EXPECT_EQ(0, r.stack_frame) << where << "\n" << k.log;
+}
 
 /// A kernel that compiles in tens of milliseconds; `variant` changes its source (and key).
 inline KernelSpec tiny_spec(int variant, const std::string& arch = "sm_80") {

@@ -32,25 +32,20 @@ TEST(MmaDequant, CompilesForEveryFormatWithoutSpills) {
         c.arch = arch;
         specs.push_back(c.dequant_spec());
       }
-  KernelCache cache("", /*use_disk=*/false);
-  const auto results = cache.get_all(specs);
-  for (size_t i = 0; i < specs.size(); ++i) {
-    const std::string where = specs[i].config;
-    ASSERT_TRUE(results[i].ok()) << where << ": " << results[i].status().to_string();
-    const CompiledKernel& k = **results[i];
-    const ResourceUsage& r = k.resources;
-    EXPECT_EQ(mma_dequant::kThreads, specs[i].threads) << where;
-    EXPECT_EQ(0, specs[i].dynamic_smem) << where;
-    EXPECT_GT(r.registers, 0) << where << "\n" << k.log;
-    EXPECT_LE(r.registers, 65536 / (mma_dequant::kThreads * mma_dequant::kBlocksPerSm)) << where;
-    EXPECT_EQ(0, r.spill_stores) << where << "\n" << k.log;
-    EXPECT_EQ(0, r.spill_loads) << where << "\n" << k.log;
-    EXPECT_EQ(0, r.stack_frame) << where << "\n" << k.log;
-    EXPECT_EQ(mma_dequant::kSmemBytes, r.static_smem) << where;
-    EXPECT_NE(std::string::npos, k.lowered_name.find("mma_dequant_kernel")) << k.lowered_name;
-    std::printf("%-28s %-7s %3d registers, %5d bytes smem\n", where.c_str(), specs[i].arch.c_str(),
-                r.registers, r.static_smem);
-  }
+  ASSERT_NO_FATAL_FAILURE(
+      testing::for_each_compiled(specs, [](const KernelSpec& spec, const CompiledKernel& k) {
+        const std::string& where = spec.config;
+        const ResourceUsage& r = k.resources;
+        EXPECT_EQ(mma_dequant::kThreads, spec.threads) << where;
+        EXPECT_EQ(0, spec.dynamic_smem) << where;
+        testing::expect_no_spills(k, where);
+        EXPECT_LE(r.registers, 65536 / (mma_dequant::kThreads * mma_dequant::kBlocksPerSm))
+            << where;
+        EXPECT_EQ(mma_dequant::kSmemBytes, r.static_smem) << where;
+        EXPECT_NE(std::string::npos, k.lowered_name.find("mma_dequant_kernel")) << k.lowered_name;
+        std::printf("%-28s %-7s %3d registers, %5d bytes smem\n", where.c_str(), spec.arch.c_str(),
+                    r.registers, r.static_smem);
+      }));
 }
 
 TEST(MmaDequant, LaunchShapeIsOneWaveAtMost) {

@@ -159,6 +159,20 @@ TEST(MmaGemmConfig, SpecInstantiatesTheTemplateWithTheConfig) {
   EXPECT_NE(s.source, c.spec().source);
 }
 
+// `c` made a wgmma tile for Hopper, for a change that makes it invalid to go on top.
+MmaGemmConfig& hopper_wgmma(MmaGemmConfig& c) {
+  c.wgmma = true;
+  c.arch = "sm_90a";
+  return c;
+}
+
+// `c` made a prescaled warp-specialized wgmma tile of 8 warps for Hopper, likewise.
+MmaGemmConfig& hopper_prescaled_ws(MmaGemmConfig& c) {
+  hopper_wgmma(c).warp_specialized = c.prescaled = true;
+  c.warps_n = 8;
+  return c;
+}
+
 // Each invalid config: the status code, the config in the message and what is wrong.
 TEST(MmaGemmConfig, ValidateNamesTheConfigAndTheProblem) {
   EXPECT_TRUE(config_for("int4/g128/bf16").validate().ok());
@@ -206,11 +220,7 @@ TEST(MmaGemmConfig, ValidateNamesTheConfigAndTheProblem) {
          c.arch = "sm_90";
        },
        "wgmma needs arch sm_90a, not sm_90"},
-      {[](MmaGemmConfig& c) {
-         c.wgmma = true;
-         c.arch = "sm_90a";
-         c.tiles_n = 2;
-       },
+      {[](MmaGemmConfig& c) { hopper_wgmma(c).tiles_n = 2; },
        "wgmma needs warps_n a multiple of 4 and tiles_n=1 (warpgroups of 64 rows), not warps_n=4 "
        "tiles_n=2"},
       {[](MmaGemmConfig& c) {
@@ -218,32 +228,14 @@ TEST(MmaGemmConfig, ValidateNamesTheConfigAndTheProblem) {
          c.arch = "sm_90a";
        },
        "warp specialization comes with wgmma"},
-      {[](MmaGemmConfig& c) {
-         c.wgmma = true;
-         c.arch = "sm_90a";
-         c.warps_n = 2;
-       },
-       "not warps_n=2 tiles_n=1"},
-      {[](MmaGemmConfig& c) {
-         c.wgmma = true;
-         c.arch = "sm_90a";
-         c.frags_m = 33;
-       },
-       "frags_m=33 is more than 32"},
+      {[](MmaGemmConfig& c) { hopper_wgmma(c).warps_n = 2; }, "not warps_n=2 tiles_n=1"},
+      {[](MmaGemmConfig& c) { hopper_wgmma(c).frags_m = 33; }, "frags_m=33 is more than 32"},
       {[](MmaGemmConfig& c) { c.prescaled = true; },
        "prescaled tiles (ps) are warp-specialized (ws)"},
-      {[](MmaGemmConfig& c) {
-         c.wgmma = c.warp_specialized = c.prescaled = true;
-         c.arch = "sm_90a";
-         c.warps_n = 8;
-         c.out = DType::fp32();
-       },
+      {[](MmaGemmConfig& c) { hopper_prescaled_ws(c).out = DType::fp32(); },
        "take bf16 activations and output only, not bf16 -> fp32"},
       {[](MmaGemmConfig& c) {
-         c.wgmma = c.warp_specialized = c.prescaled = true;
-         c.arch = "sm_90a";
-         c.warps_n = 8;
-         c.frags_m = 8;
+         hopper_prescaled_ws(c).frags_m = 8;
          c.units_per_stage = 1;
        },
        "prescaled tiles need two wgmma batches per stage (two K units or more), not 1 unit of 64 "

@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "format_test_util.h"
 #include "qgemm/format.h"
 
 namespace qgemm {
@@ -44,21 +45,9 @@ TEST(ActFormatParse, FieldsOfEachPart) {
 }
 
 TEST(ActFormatParse, AliasesExpandAndAreReported) {
-  const std::pair<const char*, const char*> expected[] = {
-      {"mxfp8", "e4m3/g32/ue8m0"},
-      {"fp8_token", "e4m3/token"},
-      {"int8_token", "int8/token"},
-  };
-  for (const auto& [alias, spec] : expected) {
-    auto f = ActFormat::parse(alias);
-    ASSERT_TRUE(f.ok()) << alias << ": " << f.status().to_string();
-    EXPECT_EQ(spec, f->to_string()) << alias;
-    EXPECT_EQ(alias, f->alias()) << spec;
-  }
-  for (const FormatAlias& a : act_aliases()) {
-    EXPECT_EQ(a.spec, ActFormat::parse(a.name)->to_string()) << a.name;
-    EXPECT_EQ(a.name, ActFormat::parse(a.spec)->alias()) << a.spec;
-  }
+  testing::expect_aliases_round_trip<ActFormat>(
+      {{"mxfp8", "e4m3/g32/ue8m0"}, {"fp8_token", "e4m3/token"}, {"int8_token", "int8/token"}},
+      act_aliases());
   EXPECT_EQ("", ActFormat::parse("bf16")->alias());
 }
 
@@ -80,13 +69,7 @@ TEST(ActFormatParse, MalformedSpecsNameTheBadPart) {
       {"e4m3/g32/int8", "activation scale type int8 is not supported"},
       {"e4m3/token/bf16", "per-token and per-tensor activation scales are fp32"},
   };
-  for (const auto& [spec, part] : cases) {
-    auto f = ActFormat::parse(spec);
-    ASSERT_FALSE(f.ok()) << "'" << spec << "' parsed as " << f->to_string();
-    EXPECT_EQ(ErrorCode::kInvalidArgument, f.status().code()) << spec;
-    EXPECT_NE(std::string::npos, f.status().message().find(part))
-        << "spec '" << spec << "': message '" << f.status().message() << "' lacks '" << part << "'";
-  }
+  for (const auto& [spec, part] : cases) testing::expect_rejected<ActFormat>(spec, part);
 }
 
 TEST(ActFormatShape, ScaleColumnsAndGroupCheck) {

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <initializer_list>
 #include <string>
 
 #include "bench/lib/recipe.h"
@@ -20,6 +21,16 @@ Expected<Recipe> parse(const std::string& yaml) { return parse_recipe(yaml, "tes
     return ::testing::AssertionFailure()
            << "message '" << r.status().message() << "' lacks '" << fragment << "'";
   return ::testing::AssertionSuccess();
+}
+
+// A recipe that must not load, and a fragment of the error it must give.
+struct BadRecipe {
+  const char* yaml;
+  const char* error;
+};
+
+void expect_all_rejected(std::initializer_list<BadRecipe> recipes) {
+  for (const BadRecipe& r : recipes) EXPECT_TRUE(rejects(r.yaml, r.error)) << r.yaml;
 }
 
 // The repository root: the nearest directory at or above the working directory with
@@ -209,39 +220,44 @@ TEST(BenchRecipeTest, LoadRecipeReportsMissingFile) {
 }
 
 TEST(BenchRecipeTest, RejectsUnknownKeysWithLine) {
-  EXPECT_TRUE(rejects("name: x\nrepetitons: 21\nbackends: [jit]\n",
-                      "test.yaml:2: key 'repetitons' is not known; accepted: name, description"));
-  EXPECT_TRUE(rejects("name: x\nrepetitons: 21\n", "did you mean 'repetitions'?"));
-  EXPECT_TRUE(rejects("name: x\nbackends: [jit]\nproblems:\n  - m: [1]\n    nn: 4\n",
-                      "test.yaml:5: key 'nn' is not known; accepted: name, m, n, k"));
-  EXPECT_TRUE(rejects("name: x\nname: y\n", "test.yaml:2: key 'name' appears twice"));
+  expect_all_rejected({
+      {"name: x\nrepetitons: 21\nbackends: [jit]\n",
+       "test.yaml:2: key 'repetitons' is not known; accepted: name, description"},
+      {"name: x\nrepetitons: 21\n", "did you mean 'repetitions'?"},
+      {"name: x\nbackends: [jit]\nproblems:\n  - m: [1]\n    nn: 4\n",
+       "test.yaml:5: key 'nn' is not known; accepted: name, m, n, k"},
+      {"name: x\nname: y\n", "test.yaml:2: key 'name' appears twice"},
+  });
 }
 
 TEST(BenchRecipeTest, RejectsBadTopLevelValues) {
-  EXPECT_TRUE(rejects("name: x\nwarmup: 1\nrepetitions: 20\n",
-                      "test.yaml:3: key 'repetitions' must be odd"));
-  EXPECT_TRUE(rejects("name: x\nrepetitions: 0\n", "test.yaml:2: key 'repetitions' must be in"));
-  EXPECT_TRUE(rejects("name: x\nwarmup: -1\n", "test.yaml:2: key 'warmup' must be in [0,"));
-  EXPECT_TRUE(rejects("name: x\nseed: -3\n", "test.yaml:2: key 'seed' must be an unsigned"));
-  EXPECT_TRUE(rejects("name: x\nrotate_mb: 1.5\n", "test.yaml:2: key 'rotate_mb' must be an"));
-  EXPECT_TRUE(rejects("name: [a]\n", "test.yaml:1: key 'name' must be a string, got a list"));
-  EXPECT_TRUE(rejects("name: x\nbackends: [jit, cublas]\n",
-                      "test.yaml:2: backend 'cublas' is not known; accepted: jit, jit-pdl, qdq, "
-                      "cpu, cublas-bf16, cublas-fp8"));
-  EXPECT_TRUE(rejects("name: x\nbackends: jit\n", "test.yaml:2: key 'backends' must be a"));
-  EXPECT_TRUE(rejects("name: x\nbackends: [jit, jit]\n", "test.yaml:2: key 'backends' lists"));
+  expect_all_rejected({
+      {"name: x\nwarmup: 1\nrepetitions: 20\n", "test.yaml:3: key 'repetitions' must be odd"},
+      {"name: x\nrepetitions: 0\n", "test.yaml:2: key 'repetitions' must be in"},
+      {"name: x\nwarmup: -1\n", "test.yaml:2: key 'warmup' must be in [0,"},
+      {"name: x\nseed: -3\n", "test.yaml:2: key 'seed' must be an unsigned"},
+      {"name: x\nrotate_mb: 1.5\n", "test.yaml:2: key 'rotate_mb' must be an"},
+      {"name: [a]\n", "test.yaml:1: key 'name' must be a string, got a list"},
+      {"name: x\nbackends: [jit, cublas]\n",
+       "test.yaml:2: backend 'cublas' is not known; accepted: jit, jit-pdl, qdq, "
+       "cpu, cublas-bf16, cublas-fp8"},
+      {"name: x\nbackends: jit\n", "test.yaml:2: key 'backends' must be a"},
+      {"name: x\nbackends: [jit, jit]\n", "test.yaml:2: key 'backends' lists"},
+  });
 }
 
 TEST(BenchRecipeTest, RejectsStructuralProblems) {
-  EXPECT_TRUE(rejects("", "test.yaml: the recipe is empty"));
-  EXPECT_TRUE(rejects("- a\n- b\n", "test.yaml:1: a recipe must be a map"));
-  EXPECT_TRUE(rejects("backends: [jit]\n", "test.yaml:1: the recipe is missing key 'name'"));
-  EXPECT_TRUE(rejects("name: x\n", "the recipe is missing key 'problems'"));
-  EXPECT_TRUE(rejects("name: x\nproblems: []\n", "test.yaml:2: key 'problems' must be a non"));
-  EXPECT_TRUE(rejects("name: x\nproblems: [1]\n", "test.yaml:2: a problem must be a map"));
-  EXPECT_TRUE(rejects("name: x\nproblems:\n  - {m: [1], n: 8\n",
-                      "test.yaml:4: YAML error: end of map flow not found"));
-  EXPECT_TRUE(rejects("name: x\n  bad: indent\n", "test.yaml:2: YAML error"));
+  expect_all_rejected({
+      {"", "test.yaml: the recipe is empty"},
+      {"- a\n- b\n", "test.yaml:1: a recipe must be a map"},
+      {"backends: [jit]\n", "test.yaml:1: the recipe is missing key 'name'"},
+      {"name: x\n", "the recipe is missing key 'problems'"},
+      {"name: x\nproblems: []\n", "test.yaml:2: key 'problems' must be a non"},
+      {"name: x\nproblems: [1]\n", "test.yaml:2: a problem must be a map"},
+      {"name: x\nproblems:\n  - {m: [1], n: 8\n",
+       "test.yaml:4: YAML error: end of map flow not found"},
+      {"name: x\n  bad: indent\n", "test.yaml:2: YAML error"},
+  });
 }
 
 // A recipe whose single problem is `problem` (lines 4+), with jit as the default backend.
@@ -268,9 +284,10 @@ TEST(BenchRecipeTest, RejectsBadProblemValues) {
 }
 
 TEST(BenchRecipeTest, RejectsBadFormats) {
-  EXPECT_TRUE(rejects(with_problem("  - m: 1\n    n: 8\n    k: 128\n    weight: int4/g999x\n"),
-                      "test.yaml:7: key 'weight': weight spec 'int4/g999x': group size must be a positive "
-                      "integer, got 'g999x'"));
+  EXPECT_TRUE(
+      rejects(with_problem("  - m: 1\n    n: 8\n    k: 128\n    weight: int4/g999x\n"),
+              "test.yaml:7: key 'weight': weight spec 'int4/g999x': group size must be a positive "
+              "integer, got 'g999x'"));
   EXPECT_TRUE(rejects(with_problem("  - m: 1\n    n: 8\n    k: 128\n"
                                    "    weights: [int4/g128/bf16, int4/q128/bf16]\n"),
                       "test.yaml:7: key 'weights': weight spec 'int4/q128/bf16': unknown part"));

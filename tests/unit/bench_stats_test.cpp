@@ -20,31 +20,26 @@ ActFormat act(const char* spec) {
   return a.ok() ? *a : ActFormat{};
 }
 
+// Expects every statistic of `s`.
+void expect_stats(const TimingStats& s, int samples, double median_us, double min_us, double max_us,
+                  double mean_us) {
+  EXPECT_EQ(s.samples, samples);
+  EXPECT_DOUBLE_EQ(s.median_us, median_us);
+  EXPECT_DOUBLE_EQ(s.min_us, min_us);
+  EXPECT_DOUBLE_EQ(s.max_us, max_us);
+  EXPECT_DOUBLE_EQ(s.mean_us, mean_us);
+}
+
 TEST(BenchStatsTest, OddCountTakesTheMiddleSample) {
-  const TimingStats s = summarize({17.0, 12.0, 40.0, 13.0, 15.0});
-  EXPECT_EQ(s.samples, 5);
-  EXPECT_DOUBLE_EQ(s.median_us, 15.0);
-  EXPECT_DOUBLE_EQ(s.min_us, 12.0);
-  EXPECT_DOUBLE_EQ(s.max_us, 40.0);
-  EXPECT_DOUBLE_EQ(s.mean_us, 97.0 / 5);
+  expect_stats(summarize({17.0, 12.0, 40.0, 13.0, 15.0}), 5, 15.0, 12.0, 40.0, 97.0 / 5);
 }
 
 TEST(BenchStatsTest, EvenCountAveragesTheTwoMiddleSamples) {
-  const TimingStats s = summarize({4.0, 1.0, 3.0, 2.0});
-  EXPECT_EQ(s.samples, 4);
-  EXPECT_DOUBLE_EQ(s.median_us, 2.5);
-  EXPECT_DOUBLE_EQ(s.min_us, 1.0);
-  EXPECT_DOUBLE_EQ(s.max_us, 4.0);
-  EXPECT_DOUBLE_EQ(s.mean_us, 2.5);
+  expect_stats(summarize({4.0, 1.0, 3.0, 2.0}), 4, 2.5, 1.0, 4.0, 2.5);
 }
 
 TEST(BenchStatsTest, SingleSampleIsEveryStatistic) {
-  const TimingStats s = summarize({36.0});
-  EXPECT_EQ(s.samples, 1);
-  EXPECT_DOUBLE_EQ(s.median_us, 36.0);
-  EXPECT_DOUBLE_EQ(s.min_us, 36.0);
-  EXPECT_DOUBLE_EQ(s.max_us, 36.0);
-  EXPECT_DOUBLE_EQ(s.mean_us, 36.0);
+  expect_stats(summarize({36.0}), 1, 36.0, 36.0, 36.0, 36.0);
 }
 
 TEST(BenchStatsTest, EmptyOrNaNSamplesGiveNaN) {

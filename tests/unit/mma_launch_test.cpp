@@ -48,8 +48,7 @@ TEST(MmaLaunch, SplitsStayWithinTheCtasTheRegistersLeaveRoomFor) {
 // them), and so are those of the 8-token decode tile split in two; other decode tiles, other
 // split counts and other architectures keep the global fix-up.
 TEST(MmaLaunch, SplitClustersForWarpSpecializedAndPairedDecodeHopperTiles) {
-  const WeightFormat f = *WeightFormat::parse("int4/g128/bf16");
-  auto hopper = plan_mma_gemm(8192, 8192, f, DType::bf16(), DType::bf16(), *device_preset("h200"));
+  auto hopper = int4_plan(8192, 8192, "h200");
   ASSERT_TRUE(hopper.ok());
   const MmaGemmConfig& ws = entry_for(*hopper, 64).config;
   ASSERT_TRUE(ws.warp_specialized);
@@ -68,7 +67,7 @@ TEST(MmaLaunch, SplitClustersForWarpSpecializedAndPairedDecodeHopperTiles) {
   const MmaGemmConfig& decode16 = entry_for(*hopper, 16).config;
   ASSERT_EQ(decode16.block_m(), 16);
   EXPECT_EQ(1, mma_split_cluster(decode16, 2, 0.5)) << "16-token tile";
-  auto ampere = plan_mma_gemm(8192, 8192, f, DType::bf16(), DType::bf16(), *device_preset("sm_80"));
+  auto ampere = int4_plan(8192, 8192, "sm_80");
   ASSERT_TRUE(ampere.ok());
   for (const MmaPlanEntry& e : *ampere) EXPECT_EQ(1, mma_split_cluster(e.config, 4));
 }
@@ -77,8 +76,7 @@ TEST(MmaLaunch, SplitClustersForWarpSpecializedAndPairedDecodeHopperTiles) {
 // does not fit waits for a whole cluster's worth of SMs); unknown slot counts and splits summed
 // through global memory are left alone.
 TEST(MmaLaunch, ClusterSplitsLoweredUntilTheirClustersFit) {
-  const WeightFormat f = *WeightFormat::parse("int4/g128/bf16");
-  auto hopper = plan_mma_gemm(4096, 4096, f, DType::bf16(), DType::bf16(), *device_preset("h200"));
+  auto hopper = int4_plan(4096, 4096, "h200");
   ASSERT_TRUE(hopper.ok());
   const MmaGemmConfig& ws = entry_for(*hopper, 64).config;
   ASSERT_TRUE(ws.warp_specialized);
@@ -97,8 +95,7 @@ TEST(MmaLaunch, ClusterSplitsLoweredUntilTheirClustersFit) {
 // Splits shrink as tokens fill the GPU, and stay 1 on a short K.
 TEST(MmaLaunch, SplitsFollowTokensAndK) {
   const DeviceInfo d = *device_preset("h200");
-  auto plan = plan_mma_gemm(4096, 4096, *WeightFormat::parse("int4/g128/bf16"), DType::bf16(),
-                            DType::bf16(), d);
+  auto plan = int4_plan(4096, 4096, "h200");
   ASSERT_TRUE(plan.ok()) << plan.status().to_string();
   const MmaGemmConfig& prefill = plan->back().config;
   EXPECT_EQ(1, mma_splits(prefill, 16384, 4096, 4096, d));

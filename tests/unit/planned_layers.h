@@ -41,6 +41,12 @@ inline const MmaPlanEntry& entry_for(const std::vector<MmaPlanEntry>& plan, int6
   return plan.back();
 }
 
+// The plan of an N x K int4/g128/bf16 layer, bf16 in and out, on device preset `preset`.
+inline Expected<std::vector<MmaPlanEntry>> int4_plan(int64_t n, int64_t k, const char* preset) {
+  return plan_mma_gemm(n, k, *WeightFormat::parse("int4/g128/bf16"), DType::bf16(), DType::bf16(),
+                       *device_preset(preset));
+}
+
 // A planned layer of the sweep below: where it comes from, and its plan.
 struct PlannedLayer {
   DeviceInfo device;

@@ -8,10 +8,13 @@
 #include <vector>
 
 #include "qgemm/quantized.h"
+#include "unit_test_util.h"
 #include "util/random.h"
 
 namespace qgemm {
 namespace {
+
+using testing::expect_error;
 
 struct ActCase {
   const char* spec;
@@ -37,14 +40,6 @@ std::vector<float> test_input() {
   std::vector<float> x = random_normal(kM * kK, 21);
   for (int64_t i = 0; i < kM * kK; ++i) x[i] *= float(1 + (i / kK) % 5) * 0.7f;
   return x;
-}
-
-// Half the spacing of `type` around y (code units); see quantize_weights_test.cpp.
-double half_step(DType type, double y) {
-  if (type.is_int()) return 0.5;
-  const int min_exp = 1 - type.exponent_bias();
-  const int exp = y == 0 ? min_exp : std::max(int(std::floor(std::log2(std::fabs(y)))), min_exp);
-  return 0.5 * std::ldexp(1.0, exp - type.man_bits);
 }
 
 class QuantizeActivations : public ::testing::TestWithParam<ActCase> {
@@ -78,8 +73,7 @@ class QuantizeActivations : public ::testing::TestWithParam<ActCase> {
 };
 
 TEST_P(QuantizeActivations, ShapeAndValidate) {
-  EXPECT_TRUE(q_.validate().ok()) << q_.validate().to_string();
-  EXPECT_EQ(format_, q_.format);
+  testing::expect_valid_in_format(q_, format_);
   EXPECT_EQ(kM, q_.m);
   EXPECT_EQ(kK, q_.k);
   const int64_t bytes = format_.type.bits > 8 ? 2 : 1;
@@ -119,7 +113,7 @@ TEST_P(QuantizeActivations, NearestCodeAndHalfStepBound) {
         ASSERT_EQ(std::copysign(top * s, x), got) << "(" << m << ", " << k << ") saturates";
         continue;
       }
-      ASSERT_LE(std::fabs(got - x), half_step(format_.type, x / s) * s + slack)
+      ASSERT_LE(std::fabs(got - x), testing::half_step(format_.type, x / s) * s + slack)
           << "(" << m << ", " << k << ") x=" << x;
     }
   }
@@ -175,11 +169,7 @@ TEST_P(QuantizeActivations, ScalesMapAmaxToTheLargestValue) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, QuantizeActivations, ::testing::ValuesIn(kCases),
-                         [](const auto& info) {
-                           std::string name = info.param.spec;
-                           std::replace(name.begin(), name.end(), '/', '_');
-                           return name;
-                         });
+                         testing::spec_test_name<::testing::TestParamInfo<ActCase>>);
 
 TEST(QuantizeActivationLayout, WideTypesStoreLittleEndianCodes) {
   const std::vector<float> x = {1.0f, -2.0f, 0.1f, 65504.0f, 3.0e-8f, -0.0f};
@@ -215,13 +205,6 @@ TEST(QuantizeActivationLayout, LiteralTokenScalesAndCodes) {
   EXPECT_EQ(64u, i8.code(0, 1)) << "63.5 ties to the even 64";
   EXPECT_EQ(0xc2u, i8.code(0, 2)) << "-62.5 ties to the even -62, two's complement";
   EXPECT_EQ(0u, i8.code(0, 3));
-}
-
-void expect_error(const Expected<QuantizedActivations>& q, const std::string& part) {
-  ASSERT_FALSE(q.ok()) << "expected an error containing '" << part << "'";
-  EXPECT_EQ(ErrorCode::kInvalidArgument, q.status().code());
-  EXPECT_NE(std::string::npos, q.status().message().find(part))
-      << "message '" << q.status().message() << "' lacks '" << part << "'";
 }
 
 TEST(QuantizeActivationInputs, BadInputsReturnClearErrors) {

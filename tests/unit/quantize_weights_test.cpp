@@ -8,10 +8,13 @@
 #include <vector>
 
 #include "qgemm/quantized.h"
+#include "unit_test_util.h"
 #include "util/random.h"
 
 namespace qgemm {
 namespace {
+
+using testing::expect_error;
 
 // Gaussian weights in one format, and the band its relative RMS error must land in.
 struct WeightCase {
@@ -66,14 +69,6 @@ int64_t cell_of(const WeightFormat& f, int64_t e, int64_t n, int64_t k) {
   return -1;
 }
 
-// Half the distance to the neighbouring values of `type` around y (in code units).
-double half_step(DType type, double y) {
-  if (type.is_int()) return 0.5;
-  const int min_exp = 1 - type.exponent_bias();
-  const int exp = y == 0 ? min_exp : std::max(int(std::floor(std::log2(std::fabs(y)))), min_exp);
-  return 0.5 * std::ldexp(1.0, exp - type.man_bits);
-}
-
 class QuantizeWeights : public ::testing::TestWithParam<WeightCase> {
  protected:
   void SetUp() override {
@@ -107,8 +102,7 @@ class QuantizeWeights : public ::testing::TestWithParam<WeightCase> {
 };
 
 TEST_P(QuantizeWeights, ShapeAndValidate) {
-  EXPECT_TRUE(q_.validate().ok()) << q_.validate().to_string();
-  EXPECT_EQ(format_, q_.format);
+  testing::expect_valid_in_format(q_, format_);
   EXPECT_EQ(1, q_.experts);
   EXPECT_EQ(kN, q_.n);
   EXPECT_EQ(kK, q_.k);
@@ -144,7 +138,7 @@ TEST_P(QuantizeWeights, NearestCodeAndHalfStepBound) {
       const double y = x / s + z;  // the value in code units
       if (y >= format_.type.min_value() && y <= format_.type.max_value()) {
         ++in_range;
-        ASSERT_LE(std::fabs(got - x), half_step(format_.type, y) * s + slack)
+        ASSERT_LE(std::fabs(got - x), testing::half_step(format_.type, y) * s + slack)
             << "element (" << n << ", " << k << ") x=" << x << " y=" << y;
       }
     }
@@ -222,11 +216,7 @@ TEST_P(QuantizeWeights, ScalesFollowTheRecipe) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, QuantizeWeights, ::testing::ValuesIn(kCases),
-                         [](const auto& info) {
-                           std::string name = info.param.spec;
-                           std::replace(name.begin(), name.end(), '/', '_');
-                           return name;
-                         });
+                         testing::spec_test_name<::testing::TestParamInfo<WeightCase>>);
 
 TEST(QuantizeWeightsRanking, Nvfp4BeatsMxfp4OnGaussianData) {
   const std::vector<float> x = random_normal(kN * kK, 3);
@@ -340,13 +330,6 @@ TEST(QuantizeWeightInputs, AllZeroGroupsGetUnitScaleAndZeroCodes) {
       }
     }
   }
-}
-
-void expect_error(const Expected<QuantizedWeight>& q, const std::string& part) {
-  ASSERT_FALSE(q.ok()) << "expected an error containing '" << part << "'";
-  EXPECT_EQ(ErrorCode::kInvalidArgument, q.status().code());
-  EXPECT_NE(std::string::npos, q.status().message().find(part))
-      << "message '" << q.status().message() << "' lacks '" << part << "'";
 }
 
 TEST(QuantizeWeightInputs, BadInputsReturnClearErrors) {

@@ -8,10 +8,13 @@
 #include <vector>
 
 #include "qgemm/reference.h"
+#include "unit_test_util.h"
 #include "util/random.h"
 
 namespace qgemm {
 namespace {
+
+using testing::expect_error;
 
 struct FormatPair {
   const char* act;
@@ -138,13 +141,6 @@ TEST(ReferenceGemmLiteral, HandComputedProduct) {
   c = reference_gemm(a, w, {}, {1});
   ASSERT_TRUE(c.ok());
   EXPECT_EQ((std::vector<double>{-17.5, -5.0}), *c);
-}
-
-void expect_error(const Expected<std::vector<double>>& r, const std::string& part) {
-  ASSERT_FALSE(r.ok()) << "expected an error containing '" << part << "'";
-  EXPECT_EQ(ErrorCode::kInvalidArgument, r.status().code());
-  EXPECT_NE(std::string::npos, r.status().message().find(part))
-      << "message '" << r.status().message() << "' lacks '" << part << "'";
 }
 
 TEST(ReferenceGemmErrors, RejectsMismatchedInputs) {

@@ -8,10 +8,13 @@
 #include <vector>
 
 #include "qgemm/reference.h"
+#include "unit_test_util.h"
 #include "util/random.h"
 
 namespace qgemm {
 namespace {
+
+using testing::expect_error;
 
 constexpr int64_t kExperts = 4, kN = 24, kK = 64, kTokens = 9;
 constexpr int kTopK = 3;
@@ -172,13 +175,6 @@ TEST(ReferenceMoeRouting, RandomRoutingPicksDistinctExpertsWithNormalisedWeights
   const Routing all_dropped = random_routing(5, 2, 8, 1, 16);
   EXPECT_EQ(10, std::count(all_dropped.expert_ids.begin(), all_dropped.expert_ids.end(), -1));
   EXPECT_EQ(r.expert_ids, random_routing(50, 4, 8, 11).expert_ids) << "reproducible from seed";
-}
-
-void expect_error(const Expected<std::vector<double>>& r, const std::string& part) {
-  ASSERT_FALSE(r.ok()) << "expected an error containing '" << part << "'";
-  EXPECT_EQ(ErrorCode::kInvalidArgument, r.status().code());
-  EXPECT_NE(std::string::npos, r.status().message().find(part))
-      << "message '" << r.status().message() << "' lacks '" << part << "'";
 }
 
 TEST(ReferenceMoeErrors, RejectsBadRoutingAndShapes) {

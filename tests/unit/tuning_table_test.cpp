@@ -61,6 +61,24 @@ TunedLayer sample_layer() {
   return l;
 }
 
+// A tile and its config.
+struct TileAndConfig {
+  MmaTile tile;
+  MmaGemmConfig config;
+};
+
+// Parses the tile written `text`, expects it to print back as `text`, and makes its config for
+// `f` on the H200 (bf16 in and out), which must read back as the same tile.
+void expect_tile_round_trip(const std::string& text, const WeightFormat& f, TileAndConfig& out) {
+  auto tile = MmaTile::parse(text);
+  ASSERT_TRUE(tile.ok()) << tile.status().to_string();
+  EXPECT_EQ(tile->to_string(), text);
+  auto config = mma_config_for(*tile, f, DType::bf16(), DType::bf16(), *device_preset("h200"));
+  ASSERT_TRUE(config.ok()) << config.status().to_string();
+  EXPECT_EQ(mma_tile_of(*config), *tile);
+  out = {*tile, *config};
+}
+
 TEST(MmaTile, TextRoundTripAndErrors) {
   const MmaTile t{4, 2, 2, 4, 4, 128, 2};
   EXPECT_EQ(t.to_string(), "w4x2 t2 f4 s4 k128 waves2");
@@ -111,15 +129,11 @@ TEST(MmaTile, TextRoundTripAndErrors) {
   }
   EXPECT_FALSE(MmaTile::parse("w4x1 t1 f8 s6 k128 ws kw3").ok());
   // Group scales on the weights (" ps"): warp-specialized tiles with bf16 in and out only.
-  auto ps = MmaTile::parse("w8x1 t1 f16 s5 k128 waves1 ws ps");
-  ASSERT_TRUE(ps.ok()) << ps.status().to_string();
-  EXPECT_TRUE(ps->prescaled);
-  EXPECT_EQ(ps->to_string(), "w8x1 t1 f16 s5 k128 waves1 ws ps");
-  auto ps_config = mma_config_for(*ps, f, DType::bf16(), DType::bf16(), *device_preset("h200"));
-  ASSERT_TRUE(ps_config.ok()) << ps_config.status().to_string();
-  EXPECT_TRUE(ps_config->prescaled);
-  EXPECT_EQ(mma_tile_of(*ps_config), *ps);
-  auto ps_fp16 = mma_config_for(*ps, f, DType::bf16(), DType::fp16(), *device_preset("h200"));
+  TileAndConfig ps;
+  ASSERT_NO_FATAL_FAILURE(expect_tile_round_trip("w8x1 t1 f16 s5 k128 waves1 ws ps", f, ps));
+  EXPECT_TRUE(ps.tile.prescaled);
+  EXPECT_TRUE(ps.config.prescaled);
+  auto ps_fp16 = mma_config_for(ps.tile, f, DType::bf16(), DType::fp16(), *device_preset("h200"));
   ASSERT_FALSE(ps_fp16.ok());
   EXPECT_NE(ps_fp16.status().message().find("bf16 activations and output only, not bf16 -> fp16"),
             std::string::npos)
@@ -132,15 +146,11 @@ TEST(MmaTile, TextRoundTripAndErrors) {
   // TMA stage copies (" tma"): warp-specialized tiles with at most 1 KB of codes per 16-row
   // tile and stage (3-bit codes take 1.5 KB per 64-K unit), through the text form, the config
   // and the kernel source.
-  auto tma = MmaTile::parse("w8x1 t1 f32 s6 k64 waves1 ws ps tma");
-  ASSERT_TRUE(tma.ok()) << tma.status().to_string();
-  EXPECT_TRUE(tma->tma);
-  EXPECT_EQ(tma->to_string(), "w8x1 t1 f32 s6 k64 waves1 ws ps tma");
-  auto tma_config = mma_config_for(*tma, f, DType::bf16(), DType::bf16(), *device_preset("h200"));
-  ASSERT_TRUE(tma_config.ok()) << tma_config.status().to_string();
-  EXPECT_TRUE(tma_config->tma);
-  EXPECT_EQ(mma_tile_of(*tma_config), *tma);
-  EXPECT_NE(tma_config->spec().source.find("kTma = true"), std::string::npos);
+  TileAndConfig tma;
+  ASSERT_NO_FATAL_FAILURE(expect_tile_round_trip("w8x1 t1 f32 s6 k64 waves1 ws ps tma", f, tma));
+  EXPECT_TRUE(tma.tile.tma);
+  EXPECT_TRUE(tma.config.tma);
+  EXPECT_NE(tma.config.spec().source.find("kTma = true"), std::string::npos);
   for (const auto& [tile, weight] :
        {std::pair{"w4x1 t1 f8 s4 k128 wg tma", "int4/g128/bf16"},
         std::pair{"w8x1 t1 f16 s5 k128 waves1 ws tma", "int3/g128/bf16"},

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "dense/mma_layout.cuh"
@@ -28,6 +29,24 @@ DType half_type() {
 template <Elem kElem>
 double half_value(u32 bits16) {
   return decode(half_type<kElem>(), bits16 & 0xffff);
+}
+
+// The magic number M of a half type in both halves of a pair (a code c placed at bit r of the
+// mantissa reads M + c 2^r), M's value, and the type's mantissa bits.
+template <Elem kElem>
+constexpr u32 kMagicPair = kElem == Elem::kBf16 ? 0x43004300u : 0x64006400u;
+template <Elem kElem>
+constexpr double kMagicValue = kElem == Elem::kBf16 ? 128.0 : 1024.0;
+template <Elem kElem>
+constexpr int kMantissaBits = kElem == Elem::kBf16 ? 7 : 10;
+
+// Whether the pair of halves `v` holds exactly `low` (low half) and `high` (high half).
+template <Elem kElem>
+::testing::AssertionResult pair_holds(u32 v, double low, double high) {
+  const double got_low = half_value<kElem>(v), got_high = half_value<kElem>(v >> 16);
+  if (got_low == low && got_high == high) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << half_type<kElem>().name() << " pair holds " << got_low
+                                       << ", " << got_high << ", not " << low << ", " << high;
 }
 
 // fma.rn on each half of a pair: a * b + c rounded once (exact in double for 16-bit inputs whose
@@ -57,11 +76,10 @@ u32 code_pair(int bits, u32 lo_code, u32 hi_code) {
 // IntDecoder<kElem, bits, const_zero>::decode at r = 0, step for step.
 template <Elem kElem>
 u32 int_decode_model(int bits, int const_zero, u32 lo_code, u32 hi_code) {
-  const u32 magic = kElem == Elem::kBf16 ? 0x43004300u : 0x64006400u;
-  const double magic_value = kElem == Elem::kBf16 ? 128.0 : 1024.0;
   const u32 one = exact_half2_bits<kElem>(1.0);
   auto value = [&](u32 pair, int extra) {
-    return hfma2_model<kElem>(pair | magic, one, exact_half2_bits<kElem>(-magic_value - extra));
+    return hfma2_model<kElem>(pair | kMagicPair<kElem>, one,
+                              exact_half2_bits<kElem>(-kMagicValue<kElem> - extra));
   };
   const u32 pair = code_pair(bits, lo_code, hi_code);
   if (kElem == Elem::kBf16 && bits == 8) {
@@ -75,7 +93,7 @@ u32 int_decode_model(int bits, int const_zero, u32 lo_code, u32 hi_code) {
 // FloatDecoder<kElem, bits, exp, man>::decode, step for step.
 template <Elem kElem>
 u32 float_decode_model(DType type, u32 lo_code, u32 hi_code) {
-  const int bits = type.bits, target_man = kElem == Elem::kBf16 ? 7 : 10;
+  const int bits = type.bits, target_man = kMantissaBits<kElem>;
   const int target_bias = kElem == Elem::kBf16 ? 127 : 15;
   const int rebias = target_bias - type.exponent_bias();
   const u32 mag_mask = ((1u << (bits - 1)) - 1) * 0x10001u;
@@ -91,19 +109,34 @@ u32 float_decode_model(DType type, u32 lo_code, u32 hi_code) {
 // The constants the decoders build with exact_half_bits are the values they stand for.
 template <Elem kElem>
 void expect_exact_constants() {
-  const u32 magic = kElem == Elem::kBf16 ? 0x4300u : 0x6400u;
-  const double magic_value = kElem == Elem::kBf16 ? 128.0 : 1024.0;
-  EXPECT_EQ(magic_value, half_value<kElem>(magic));
+  const u32 magic = kMagicPair<kElem> & 0xffffu;
+  EXPECT_EQ(kMagicValue<kElem>, half_value<kElem>(magic));
   // ulp 1 at the magic number: M + c is exact for every c the decoder ORs in.
-  EXPECT_EQ(magic_value + 1, half_value<kElem>(magic + 1));
+  EXPECT_EQ(kMagicValue<kElem> + 1, half_value<kElem>(magic + 1));
   for (double v : {1.0, 4.0, 16.0, 64.0, -1.0, -0.5, 448.0}) {
     EXPECT_EQ(v, half_value<kElem>(exact_half_bits<kElem>(v))) << v;
   }
   for (int bits = 1; bits <= 8; ++bits) {
-    const double v = -magic_value - (1 << (bits - 1));
+    const double v = -kMagicValue<kElem> - (1 << (bits - 1));
     EXPECT_EQ(v, half_value<kElem>(exact_half_bits<kElem>(v))) << "bits " << bits;
   }
 }
+
+// The tests that run once per half type (fp16, bf16) of the activations.
+template <typename HalfElem>
+class WeightCodecHostPerHalf : public ::testing::Test {};
+
+using HalfElems = ::testing::Types<std::integral_constant<Elem, Elem::kFp16>,
+                                   std::integral_constant<Elem, Elem::kBf16>>;
+
+struct HalfElemName {
+  template <typename HalfElem>
+  static std::string GetName(int) {
+    return HalfElem::value == Elem::kBf16 ? "Bf16" : "Fp16";
+  }
+};
+
+TYPED_TEST_SUITE(WeightCodecHostPerHalf, HalfElems, HalfElemName);
 
 TEST(WeightCodecHost, ConstantsAreExact) {
   expect_exact_constants<Elem::kFp16>();
@@ -121,18 +154,15 @@ void expect_exact_int_decode() {
       for (u32 c = 0; c < codes; ++c) {
         const u32 partner = (c * 37 + 11) % codes;  // a different code in the high half
         const u32 v = int_decode_model<kElem>(bits, const_zero, c, partner);
-        ASSERT_EQ(double(c) - const_zero, half_value<kElem>(v))
-            << half_type<kElem>().name() << " bits " << bits << " zero " << const_zero << " code "
-            << c;
-        ASSERT_EQ(double(partner) - const_zero, half_value<kElem>(v >> 16))
-            << half_type<kElem>().name() << " bits " << bits << " zero " << const_zero
-            << " high-half code " << partner;
+        ASSERT_TRUE(pair_holds<kElem>(v, double(c) - const_zero, double(partner) - const_zero))
+            << "bits " << bits << " zero " << const_zero << " codes " << c << ", " << partner;
       }
     }
 }
 
-TEST(WeightCodecHost, IntegerCodesDecodeExactlyFp16) { expect_exact_int_decode<Elem::kFp16>(); }
-TEST(WeightCodecHost, IntegerCodesDecodeExactlyBf16) { expect_exact_int_decode<Elem::kBf16>(); }
+TYPED_TEST(WeightCodecHostPerHalf, IntegerCodesDecodeExactly) {
+  expect_exact_int_decode<TypeParam::value>();
+}
 
 // IntDecoder::decode_minus: the zero point joins the addend, fma(z, -1, -M 2^-r - kConstZero),
 // and the field value fma(M + c 2^r, 2^-r, addend) is c - z exactly, for every code c, zero
@@ -140,28 +170,23 @@ TEST(WeightCodecHost, IntegerCodesDecodeExactlyBf16) { expect_exact_int_decode<E
 // never does: it goes as two nibbles and kFoldsZero is false).
 template <Elem kElem>
 void expect_exact_zero_fold() {
-  const u32 magic = kElem == Elem::kBf16 ? 0x43004300u : 0x64006400u;
-  const double magic_value = kElem == Elem::kBf16 ? 128.0 : 1024.0;
-  const int mantissa = kElem == Elem::kBf16 ? 7 : 10;
   int checked = 0;
   for (int bits = 1; bits <= 8; ++bits) {
     const int width = bits;
-    for (int r = 0; r + width <= mantissa; ++r) {
+    for (int r = 0; r + width <= kMantissaBits<kElem>; ++r) {
       const double scale = std::ldexp(1.0, -r);
       const u32 mask = (1u << width) - 1;
       for (u32 z = 0; z < (1u << bits); ++z) {
         const u32 zero = exact_half2_bits<kElem>(double(z));
         const u32 addend = hfma2_model<kElem>(zero, exact_half2_bits<kElem>(-1.0),
-                                              exact_half2_bits<kElem>(-magic_value * scale));
+                                              exact_half2_bits<kElem>(-kMagicValue<kElem> * scale));
         for (u32 c = 0; c <= mask; ++c) {
           const u32 partner = (c * 7 + 1) & mask;
-          const u32 placed = (c << r) | (partner << (16 + r)) | magic;
+          const u32 placed = (c << r) | (partner << (16 + r)) | kMagicPair<kElem>;
           const u32 v = hfma2_model<kElem>(placed, exact_half2_bits<kElem>(scale), addend);
-          ASSERT_EQ(double(c) - z, half_value<kElem>(v))
-              << half_type<kElem>().name() << " bits " << bits << " r " << r << " zero " << z
-              << " code " << c;
-          ASSERT_EQ(double(partner) - z, half_value<kElem>(v >> 16))
-              << half_type<kElem>().name() << " bits " << bits << " r " << r << " zero " << z;
+          ASSERT_TRUE(pair_holds<kElem>(v, double(c) - z, double(partner) - z))
+              << "bits " << bits << " r " << r << " zero " << z << " codes " << c << ", "
+              << partner;
           ++checked;
         }
       }
@@ -170,11 +195,8 @@ void expect_exact_zero_fold() {
   EXPECT_GT(checked, 1000);
 }
 
-TEST(WeightCodecHost, ZeroPointsFoldIntoTheAddendExactlyFp16) {
-  expect_exact_zero_fold<Elem::kFp16>();
-}
-TEST(WeightCodecHost, ZeroPointsFoldIntoTheAddendExactlyBf16) {
-  expect_exact_zero_fold<Elem::kBf16>();
+TYPED_TEST(WeightCodecHostPerHalf, ZeroPointsFoldIntoTheAddendExactly) {
+  expect_exact_zero_fold<TypeParam::value>();
 }
 
 // IntDecoder::decode_minus_paired: one fma makes the addends of two rows from their zero points
@@ -183,36 +205,32 @@ TEST(WeightCodecHost, ZeroPointsFoldIntoTheAddendExactlyBf16) {
 // pair's row exactly, and never the other row's zero.
 template <Elem kElem>
 void expect_exact_paired_zero_fold() {
-  const u32 magic = kElem == Elem::kBf16 ? 0x43004300u : 0x64006400u;
-  const double magic_value = kElem == Elem::kBf16 ? 128.0 : 1024.0;
-  const int mantissa = kElem == Elem::kBf16 ? 7 : 10;
   auto broadcast = [](u32 x, bool high) {
     const u32 h = high ? x >> 16 : x & 0xffffu;
     return h | (h << 16);
   };
   int checked = 0;
   for (int bits = 1; bits <= 7; ++bits)
-    for (int r = 0; r + bits <= mantissa; ++r) {
+    for (int r = 0; r + bits <= kMantissaBits<kElem>; ++r) {
       const double scale = std::ldexp(1.0, -r);
       const u32 mask = (1u << bits) - 1;
       for (u32 z0 = 0; z0 <= mask; ++z0) {
         const u32 z1 = (z0 * 5 + 3) & mask;  // the other row's zero point
         const u32 zeros = (exact_half2_bits<kElem>(double(z0)) & 0xffffu) |
                           (exact_half2_bits<kElem>(double(z1)) & 0xffff0000u);
-        const u32 addends = hfma2_model<kElem>(zeros, exact_half2_bits<kElem>(-1.0),
-                                               exact_half2_bits<kElem>(-magic_value * scale));
+        const u32 addends =
+            hfma2_model<kElem>(zeros, exact_half2_bits<kElem>(-1.0),
+                               exact_half2_bits<kElem>(-kMagicValue<kElem> * scale));
         for (u32 c = 0; c <= mask; ++c) {
           const u32 partner = (c * 7 + 1) & mask;
-          const u32 placed = (c << r) | (partner << (16 + r)) | magic;
+          const u32 placed = (c << r) | (partner << (16 + r)) | kMagicPair<kElem>;
           for (int row = 0; row < 2; ++row) {
             const u32 v = hfma2_model<kElem>(placed, exact_half2_bits<kElem>(scale),
                                              broadcast(addends, row == 1));
             const double z = row == 1 ? z1 : z0;
-            ASSERT_EQ(double(c) - z, half_value<kElem>(v))
-                << half_type<kElem>().name() << " bits " << bits << " r " << r << " row " << row
-                << " zeros " << z0 << "/" << z1 << " code " << c;
-            ASSERT_EQ(double(partner) - z, half_value<kElem>(v >> 16))
-                << half_type<kElem>().name() << " bits " << bits << " r " << r << " row " << row;
+            ASSERT_TRUE(pair_holds<kElem>(v, double(c) - z, double(partner) - z))
+                << "bits " << bits << " r " << r << " row " << row << " zeros " << z0 << "/" << z1
+                << " codes " << c << ", " << partner;
             ++checked;
           }
         }
@@ -221,11 +239,8 @@ void expect_exact_paired_zero_fold() {
   EXPECT_GT(checked, 1000);
 }
 
-TEST(WeightCodecHost, ZeroPointsOfTwoRowsFoldThroughOneFmaExactlyFp16) {
-  expect_exact_paired_zero_fold<Elem::kFp16>();
-}
-TEST(WeightCodecHost, ZeroPointsOfTwoRowsFoldThroughOneFmaExactlyBf16) {
-  expect_exact_paired_zero_fold<Elem::kBf16>();
+TYPED_TEST(WeightCodecHostPerHalf, ZeroPointsOfTwoRowsFoldThroughOneFmaExactly) {
+  expect_exact_paired_zero_fold<TypeParam::value>();
 }
 
 // Field slots (mma_layout::code_bits, FieldSlot, IntDecoder::field) for every width and every
@@ -237,10 +252,8 @@ template <Elem kElem, int kBits, int Q>
 void expect_field_slot(std::mt19937& rng) {
   using S = FieldSlot<kElem, kBits, Q>;
   constexpr bool kNibbles = kElem == Elem::kBf16 && kBits == 8;
-  const u32 magic = kElem == Elem::kBf16 ? 0x43004300u : 0x64006400u;
-  const double magic_value = kElem == Elem::kBf16 ? 128.0 : 1024.0;
   if (!kNibbles) {
-    ASSERT_LE(S::kR + kBits, kElem == Elem::kBf16 ? 7 : 10) << "slot " << Q;
+    ASSERT_LE(S::kR + kBits, kMantissaBits<kElem>) << "slot " << Q;
   }
   const double scale = std::ldexp(1.0, -S::kR);
   const u32 codes = 1u << kBits;
@@ -263,7 +276,7 @@ void expect_field_slot(std::mt19937& rng) {
           << "slot " << Q;
       continue;
     }
-    u32 field = magic;
+    u32 field = kMagicPair<kElem>;
     if (S::kSpread) {
       for (int b = 0; b < kBits;) {  // gather_code, piece by piece
         const mma_layout::CodeBits at = mma_layout::code_bits(kBits, Q, b);
@@ -276,10 +289,10 @@ void expect_field_slot(std::mt19937& rng) {
     for (u32 zero : {0u, codes / 2, codes - 1}) {
       const u32 addend = hfma2_model<kElem>(exact_half2_bits<kElem>(double(zero)),
                                             exact_half2_bits<kElem>(-1.0),
-                                            exact_half2_bits<kElem>(-magic_value * scale));
+                                            exact_half2_bits<kElem>(-kMagicValue<kElem> * scale));
       const u32 v = hfma2_model<kElem>(field, exact_half2_bits<kElem>(scale), addend);
-      ASSERT_EQ(double(c) - zero, half_value<kElem>(v)) << "slot " << Q << " code " << c;
-      ASSERT_EQ(double(partner) - zero, half_value<kElem>(v >> 16)) << "slot " << Q;
+      ASSERT_TRUE(pair_holds<kElem>(v, double(c) - zero, double(partner) - zero))
+          << "slot " << Q << " codes " << c << ", " << partner;
     }
   }
 }
@@ -357,11 +370,8 @@ void expect_exact_float_decode() {
   }
 }
 
-TEST(WeightCodecHost, SmallFloatCodesDecodeExactlyFp16) {
-  expect_exact_float_decode<Elem::kFp16>();
-}
-TEST(WeightCodecHost, SmallFloatCodesDecodeExactlyBf16) {
-  expect_exact_float_decode<Elem::kBf16>();
+TYPED_TEST(WeightCodecHostPerHalf, SmallFloatCodesDecodeExactly) {
+  expect_exact_float_decode<TypeParam::value>();
 }
 
 // e5m2 and fp16 share the exponent layout: the placed bits are the answer, infinities included.

@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "format_test_util.h"
 #include "qgemm/format.h"
 
 namespace qgemm {
@@ -77,25 +78,11 @@ TEST(WeightFormatParse, GroupScalesAreGroupOrBlockScales) {
 }
 
 TEST(WeightFormatParse, AliasesExpandAndAreReported) {
-  const std::pair<const char*, const char*> expected[] = {
-      {"mxfp4", "e2m1/g32/ue8m0"},
-      {"nvfp4", "e2m1/g16/e4m3/global"},
-      {"mxfp8", "e4m3/g32/ue8m0"},
-      {"fp8_block", "e4m3/b128x128/fp32"},
-  };
-  for (const auto& [alias, spec] : expected) {
-    auto f = WeightFormat::parse(alias);
-    ASSERT_TRUE(f.ok()) << alias << ": " << f.status().to_string();
-    EXPECT_EQ(spec, f->to_string()) << alias;
-    EXPECT_EQ(alias, f->alias()) << spec;
-    EXPECT_EQ(*f, *WeightFormat::parse(spec)) << alias;
-  }
-  for (const FormatAlias& a : weight_aliases()) {
-    auto f = WeightFormat::parse(a.name);
-    ASSERT_TRUE(f.ok()) << a.name;
-    EXPECT_EQ(a.spec, f->to_string()) << a.name;
-    EXPECT_EQ(a.name, WeightFormat::parse(a.spec)->alias()) << a.spec;
-  }
+  testing::expect_aliases_round_trip<WeightFormat>({{"mxfp4", "e2m1/g32/ue8m0"},
+                                                    {"nvfp4", "e2m1/g16/e4m3/global"},
+                                                    {"mxfp8", "e4m3/g32/ue8m0"},
+                                                    {"fp8_block", "e4m3/b128x128/fp32"}},
+                                                   weight_aliases());
   EXPECT_EQ("", WeightFormat::parse("int4/g128/fp16")->alias());
 }
 
@@ -132,14 +119,7 @@ TEST(WeightFormatParse, MalformedSpecsNameTheBadPart) {
       {"int4/g-1/fp16", "unknown part 'g-1'"},
       {"int4/g012/fp16", "'g012'"},
   };
-  for (const BadSpec& c : cases) {
-    auto f = WeightFormat::parse(c.spec);
-    ASSERT_FALSE(f.ok()) << "'" << c.spec << "' parsed as " << f->to_string();
-    EXPECT_EQ(ErrorCode::kInvalidArgument, f.status().code()) << c.spec;
-    EXPECT_NE(std::string::npos, f.status().message().find(c.message_part))
-        << "spec '" << c.spec << "': message '" << f.status().message() << "' lacks '"
-        << c.message_part << "'";
-  }
+  for (const BadSpec& c : cases) testing::expect_rejected<WeightFormat>(c.spec, c.message_part);
 }
 
 TEST(WeightFormatValidate, RejectsBadHandBuiltFormats) {
@@ -159,33 +139,33 @@ TEST(WeightFormatValidate, RejectsBadHandBuiltFormats) {
 }
 
 TEST(WeightFormatShape, ScaleMatrixShapeAndIndex) {
-  auto group = *WeightFormat::parse("int4/g128/fp16");
-  EXPECT_EQ(96, group.scale_rows(96));
-  EXPECT_EQ(3, group.scale_cols(384));
-  EXPECT_EQ(7, group.scale_row(7));
-  EXPECT_EQ(0, group.scale_col(127));
-  EXPECT_EQ(1, group.scale_col(128));
-
-  auto block = *WeightFormat::parse("e4m3/b128x64/fp32");
-  EXPECT_EQ(3, block.scale_rows(300)) << "a partial last block row";
-  EXPECT_EQ(4, block.scale_cols(256));
-  EXPECT_EQ(1, block.scale_row(255));
-  EXPECT_EQ(2, block.scale_row(256));
-  EXPECT_EQ(3, block.scale_col(255));
-
-  auto channel = *WeightFormat::parse("int8/channel/bf16");
-  EXPECT_EQ(50, channel.scale_rows(50));
-  EXPECT_EQ(1, channel.scale_cols(4096));
-  EXPECT_EQ(0, channel.scale_col(4095));
-
-  auto tensor = *WeightFormat::parse("e5m2/tensor/fp32");
-  EXPECT_EQ(1, tensor.scale_rows(50));
-  EXPECT_EQ(1, tensor.scale_cols(64));
-  EXPECT_EQ(0, tensor.scale_row(49));
-
-  auto none = *WeightFormat::parse("int8");
-  EXPECT_EQ(0, none.scale_rows(50));
-  EXPECT_EQ(0, none.scale_cols(64));
+  using Query = int64_t (WeightFormat::*)(int64_t) const;
+  const Query rows = &WeightFormat::scale_rows, cols = &WeightFormat::scale_cols;
+  const Query row = &WeightFormat::scale_row, col = &WeightFormat::scale_col;
+  struct Check {
+    Query query;
+    int64_t arg;
+    int64_t want;
+    const char* why = "";
+  };
+  const std::pair<const char*, std::vector<Check>> cases[] = {
+      {"int4/g128/fp16",
+       {{rows, 96, 96}, {cols, 384, 3}, {row, 7, 7}, {col, 127, 0}, {col, 128, 1}}},
+      {"e4m3/b128x64/fp32",
+       {{rows, 300, 3, "a partial last block row"},
+        {cols, 256, 4},
+        {row, 255, 1},
+        {row, 256, 2},
+        {col, 255, 3}}},
+      {"int8/channel/bf16", {{rows, 50, 50}, {cols, 4096, 1}, {col, 4095, 0}}},
+      {"e5m2/tensor/fp32", {{rows, 50, 1}, {cols, 64, 1}, {row, 49, 0}}},
+      {"int8", {{rows, 50, 0}, {cols, 64, 0}}},
+  };
+  for (const auto& [spec, checks] : cases) {
+    const WeightFormat f = *WeightFormat::parse(spec);
+    for (const Check& c : checks)
+      EXPECT_EQ(c.want, (f.*c.query)(c.arg)) << spec << " at " << c.arg << " " << c.why;
+  }
 }
 
 TEST(WeightFormatShape, CheckShapeNamesTheGroupSize) {

@@ -53,24 +53,18 @@ int run_bench(const BenchOptions& o, const std::string& command) {
   }
   std::printf("%s", bench::render_table(*report).c_str());
   int rc = 0;
-  if (!o.out_json.empty()) {
-    Status s = bench::write_text(bench::render_json(*report), o.out_json);
+  // Writes one rendering of the report to `path`; `lead` goes before the line that says so.
+  auto write = [&rc](const std::string& text, const std::string& path, const char* lead) {
+    Status s = bench::write_text(text, path);
     if (!s.ok()) {
       std::fprintf(stderr, "qgemm bench: %s\n", s.message().c_str());
       rc = 1;
     } else {
-      std::printf("\nwrote %s\n", o.out_json.c_str());
+      std::printf("%swrote %s\n", lead, path.c_str());
     }
-  }
-  if (!o.plot.empty()) {
-    Status s = bench::write_text(bench::render_plot(*report), o.plot);
-    if (!s.ok()) {
-      std::fprintf(stderr, "qgemm bench: %s\n", s.message().c_str());
-      rc = 1;
-    } else {
-      std::printf("wrote %s\n", o.plot.c_str());
-    }
-  }
+  };
+  if (!o.out_json.empty()) write(bench::render_json(*report), o.out_json, "\n");
+  if (!o.plot.empty()) write(bench::render_plot(*report), o.plot, "");
   // A failed correctness check or an error fails the run; skipped rows do not.
   for (const auto& row : report->rows) {
     if (row.status == "error" || row.unwritten > 0 ||

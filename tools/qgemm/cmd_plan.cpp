@@ -9,6 +9,7 @@
 #include "api/router.h"
 #include "backend/cublaslt_library.h"
 #include "commands.h"
+#include "layer_formats.h"
 #include "jit/kernel_loader.h"
 #include "jit/kernel_cache.h"
 #include "plan/jit_kernel_plan.h"
@@ -47,27 +48,22 @@ double compile_all(KernelCache& cache, const std::vector<KernelSpec>& specs, int
 }
 
 int run_plan(const PlanOptions& o) {
-  auto wf = WeightFormat::parse(o.weight);
-  if (!wf) return fail(wf.status());
-  auto af = ActFormat::parse(o.act);
-  if (!af) return fail(af.status());
-  auto out = parse_dtype(o.out);
-  if (!out) return fail(out.status());
-  if (o.n <= 0 || o.k <= 0)
-    return fail(
-        invalid_argument(str("--n and --k must be positive (got n=", o.n, ", k=", o.k, ")")));
+  auto formats = parse_layer_formats(o.weight, o.act, o.out);
+  if (!formats) return fail(formats.status());
+  const auto& [wf, af, out] = *formats;
+  if (Status nk = check_positive_nk(o.n, o.k); !nk.ok()) return fail(nk);
   if (o.m.empty() || *std::min_element(o.m.begin(), o.m.end()) <= 0)
     return fail(invalid_argument("--m takes positive token counts, e.g. --m 1,16,256"));
-  Status shape = wf->check_shape(o.n, o.k);
+  Status shape = wf.check_shape(o.n, o.k);
   if (!shape.ok()) return fail(shape);
 
   // The device: the local GPU, or a described one (--arch) for planning without it.
   LayerProblem p;
   p.n = o.n;
   p.k = o.k;
-  p.weight = *wf;
-  p.act = *af;
-  p.out = *out;
+  p.weight = wf;
+  p.act = af;
+  p.out = out;
   p.device = 0;
   const auto devices = list_devices();
   if (!o.arch.empty()) {
@@ -82,7 +78,7 @@ int run_plan(const PlanOptions& o) {
                                      "); pass --arch sm_80, sm_86, sm_89, sm_90a or h200")));
   }
   std::printf("layer    N=%lld K=%lld weight=%s act=%s out=%s\n", (long long)o.n, (long long)o.k,
-              wf->to_string().c_str(), af->to_string().c_str(), out->name().c_str());
+              wf.to_string().c_str(), af.to_string().c_str(), out.name().c_str());
   std::printf("device   %s (%s, %d SMs, %lld KB shared memory per block%s)\n",
               p.device_info.name.c_str(), p.device_info.arch().c_str(),
               p.device_info.multiprocessors, (long long)(p.device_info.smem_per_block >> 10),
@@ -106,13 +102,18 @@ int run_plan(const PlanOptions& o) {
   const int64_t max_m = *std::max_element(o.m.begin(), o.m.end());
   const bool cublas = !p.runtime_checks || cublaslt_library().ok();
   auto plan =
-      plan_jit_kernels(o.n, o.k, *wf, af->type, *out, p.device_info, cublas, o.tuning_table);
+      plan_jit_kernels(o.n, o.k, wf, af.type, out, p.device_info, cublas, o.tuning_table);
   if (!plan) return fail(plan.status());
   std::printf("plan     from %s\n", plan->source.c_str());
   for (const std::string& note : plan->notes) std::printf("  note: %s\n", note.c_str());
   std::vector<std::string> ranges;
   const std::vector<KernelSpec> specs = plan->kernels(max_m, &ranges);
-  std::printf("kernels  %zu to compile for M up to %lld\n", specs.size(), (long long)max_m);
+  const auto expansions = std::count_if(specs.begin(), specs.end(),
+                                        [](const KernelSpec& s) { return s.family == "dense_expand"; });
+  std::printf("kernels  %zu to compile for M up to %lld%s\n", specs.size(), (long long)max_m,
+              expansions > 0 ? str(" (", specs.size() - expansions, " GEMM kernels and the expansion "
+                                   "kernel every layer of the format shares)").c_str()
+                             : "");
   for (size_t i = 0; i < specs.size(); ++i) {
     std::printf("  M %-26s %s [%s]", ranges[i].c_str(), specs[i].family.c_str(),
                 specs[i].config.c_str());
@@ -123,8 +124,8 @@ int run_plan(const PlanOptions& o) {
   std::printf("per M\n");
   for (int64_t m : o.m) {
     if (plan->bucket_for(m).expand) {
-      std::printf("  M=%-6lld expand the packed weight to %s (mma_dequant), then cuBLASLt\n",
-                  (long long)m, af->type.name().c_str());
+      std::printf("  M=%-6lld dense_expand: the packed weight to %s, then cuBLASLt\n",
+                  (long long)m, af.type.name().c_str());
       continue;
     }
     const MmaGemmConfig& c = plan->bucket_for(m).config;
@@ -137,7 +138,8 @@ int run_plan(const PlanOptions& o) {
     const int splits = mma_splits(c, m, o.n, o.k, p.device_info, registers, programmatic);
     const int64_t grid_x = ((o.n + 15) / 16 + c.tiles_n * c.warps_n - 1) / (c.tiles_n * c.warps_n);
     const int64_t grid_y = (m + c.block_m() - 1) / c.block_m();
-    std::printf("  M=%-6lld mma_gemm %s, grid %lldx%lldx%d", (long long)m, c.tiling().c_str(),
+    std::printf("  M=%-6lld %s %s, grid %lldx%lldx%d", (long long)m,
+                std::string(plan->bucket_for(m).family->name()).c_str(), c.tiling().c_str(),
                 (long long)grid_x, (long long)grid_y, splits);
     if (o.explain) {
       // Waves of the CTAs that fit at once (shared memory, threads, registers): a grid just

@@ -8,6 +8,7 @@
 
 #include "bench/lib/autotune.h"
 #include "commands.h"
+#include "layer_formats.h"
 #include "plan/tuning_table.h"
 #include "util/error.h"
 
@@ -37,24 +38,19 @@ std::string utc_now() {
 
 int run_tune(const TuneCliOptions& o) {
   bench::TuneOptions t;
-  auto wf = WeightFormat::parse(o.weight);
-  if (!wf) return fail(wf.status());
-  auto af = ActFormat::parse(o.act);
-  if (!af) return fail(af.status());
-  auto out = parse_dtype(o.out_type);
-  if (!out) return fail(out.status());
-  if (o.n <= 0 || o.k <= 0)
-    return fail(
-        invalid_argument(str("--n and --k must be positive (got n=", o.n, ", k=", o.k, ")")));
+  auto formats = parse_layer_formats(o.weight, o.act, o.out_type);
+  if (!formats) return fail(formats.status());
+  const auto& [wf, af, out] = *formats;
+  if (Status nk = check_positive_nk(o.n, o.k); !nk.ok()) return fail(nk);
   if (o.max_kernels < 1)
     return fail(
         invalid_argument(str("--max-kernels must be at least 1 (got ", o.max_kernels, ")")));
   t.m = o.m;
   t.n = o.n;
   t.k = o.k;
-  t.weight = *wf;
-  t.act = *af;
-  t.out = *out;
+  t.weight = wf;
+  t.act = af;
+  t.out = out;
   t.max_kernels = o.max_kernels;
   t.tolerance = o.tolerance;
   t.repetitions = o.repetitions;
@@ -69,7 +65,7 @@ int run_tune(const TuneCliOptions& o) {
   }
 
   std::printf("tuning   N=%lld K=%lld weight=%s act=%s out=%s\n", (long long)o.n, (long long)o.k,
-              wf->to_string().c_str(), af->to_string().c_str(), out->name().c_str());
+              wf.to_string().c_str(), af.to_string().c_str(), out.name().c_str());
   auto r = bench::autotune(t);
   if (!r) return fail(r.status());
   std::printf("device   %s (%s), %d weight copies rotated, median of %d graph replays\n",

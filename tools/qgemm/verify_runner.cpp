@@ -6,6 +6,7 @@
 #include <random>
 
 #include "api/host_run.h"
+#include "layer_formats.h"
 #include "qgemm/device.h"
 #include "qgemm/linear.h"
 #include "qgemm/reference.h"
@@ -82,13 +83,10 @@ int run_verify(const VerifyOptions& o) {
     std::fprintf(stderr, "qgemm verify: %s\n", s.message().c_str());
     return 2;
   };
-  auto wf = WeightFormat::parse(o.weight);
-  if (!wf) return fail(wf.status());
-  auto af = ActFormat::parse(o.act);
-  if (!af) return fail(af.status());
-  auto out = parse_dtype(o.out);
-  if (!out) return fail(out.status());
-  if (!(*out == DType::bf16() || *out == DType::fp16() || *out == DType::fp32()))
+  auto formats = parse_layer_formats(o.weight, o.act, o.out);
+  if (!formats) return fail(formats.status());
+  const auto& [wf, af, out] = *formats;
+  if (!(out == DType::bf16() || out == DType::fp16() || out == DType::fp32()))
     return fail(
         invalid_argument(str("--out ", o.out, " is not supported; accepted: bf16, fp16, fp32")));
   auto backend = parse_backend(o.backend);
@@ -103,10 +101,10 @@ int run_verify(const VerifyOptions& o) {
 
   const int64_t experts = moe ? o.experts : 1;
   const auto w_values = random_normal(experts * o.n * o.k, o.seed, 0.05f);
-  auto w = quantize_weights(HostValues::of(w_values), experts, o.n, o.k, *wf);
+  auto w = quantize_weights(HostValues::of(w_values), experts, o.n, o.k, wf);
   if (!w) return fail(w.status());
   const auto a_values = random_normal(o.m * o.k, o.seed + 1, 1.0f);
-  auto a = quantize_activations(HostValues::of(a_values), o.m, o.k, *af);
+  auto a = quantize_activations(HostValues::of(a_values), o.m, o.k, af);
   if (!a) return fail(a.status());
 
   std::vector<double> got, ref;
@@ -119,7 +117,7 @@ int run_verify(const VerifyOptions& o) {
       return fail(unsupported(str("MoE layers run on the cpu backend in this version; --backend ",
                                   o.backend, " is not available for --experts")));
     const Routing routing = random_routing(o.m, o.top_k, o.experts, o.seed + 2, 2);
-    auto c = run_moe_cpu(*w, *a, routing, o.reduce, *out);
+    auto c = run_moe_cpu(*w, *a, routing, o.reduce, out);
     if (!c) return fail(c.status());
     auto r = reference_moe(*a, *w, routing, o.reduce);
     if (!r) return fail(r.status());
@@ -131,16 +129,16 @@ int run_verify(const VerifyOptions& o) {
     std::vector<float> bias;
     if (o.bias) {
       const auto b = random_normal(o.n, o.seed + 3, 0.5f);
-      const size_t width = (out->bits + 7) / 8;
+      const size_t width = (out.bits + 7) / 8;
       bias_bytes.resize(o.n * width);
       for (int64_t i = 0; i < o.n; ++i) {
-        const uint32_t code = encode(*out, b[i]);
+        const uint32_t code = encode(out, b[i]);
         std::memcpy(&bias_bytes[i * width], &code, width);
-        bias.push_back(static_cast<float>(decode(*out, code)));
+        bias.push_back(static_cast<float>(decode(out, code)));
       }
     }
     const int device = !list_devices().empty() && *backend != BackendKind::kCpu ? 0 : -1;
-    auto run = run_linear_on_host_data(*w, *a, bias_bytes, *out, *backend, device);
+    auto run = run_linear_on_host_data(*w, *a, bias_bytes, out, *backend, device);
     if (!run) return fail(run.status());
     chosen = run->backend;
     first_call_ms = run->prepare_ms;
@@ -155,21 +153,21 @@ int run_verify(const VerifyOptions& o) {
     rows_note = int64_t(rows.size()) == o.m ? "all rows" : str(rows.size(), " sampled rows");
   }
   const Comparison cmp = compare(ref, got);
-  const double tol = tolerance_for(*out, af->type);
+  const double tol = tolerance_for(out, af.type);
   const bool pass = cmp.within(tol) && unwritten == 0;
   if (o.quiet) {
     std::printf("%-4s %-26s %-16s %-4s m=%-5lld n=%-5lld k=%-5lld %s rel_err=%.3e tol=%.0e %s\n",
-                pass ? "PASS" : "FAIL", wf->to_string().c_str(), af->to_string().c_str(),
-                out->name().c_str(), (long long)o.m, (long long)o.n, (long long)o.k, chosen.c_str(),
+                pass ? "PASS" : "FAIL", wf.to_string().c_str(), af.to_string().c_str(),
+                out.name().c_str(), (long long)o.m, (long long)o.n, (long long)o.k, chosen.c_str(),
                 cmp.rel_frobenius, tol, moe ? "(moe)" : "");
   } else {
     std::printf(
         "problem    %s%s  M=%lld N=%lld K=%lld\n", moe ? "MoE " : "dense ",
         moe ? str("E=", o.experts, " top-k=", o.top_k, o.reduce ? " reduced" : "").c_str() : "",
         (long long)o.m, (long long)o.n, (long long)o.k);
-    std::printf("weight     %s%s\n", wf->to_string().c_str(),
-                wf->alias().empty() ? "" : (" (" + wf->alias() + ")").c_str());
-    std::printf("act        %s    out %s\n", af->to_string().c_str(), out->name().c_str());
+    std::printf("weight     %s%s\n", wf.to_string().c_str(),
+                wf.alias().empty() ? "" : (" (" + wf.alias() + ")").c_str());
+    std::printf("act        %s    out %s\n", af.to_string().c_str(), out.name().c_str());
     std::printf("backend    %s%s\n", chosen.c_str(),
                 chosen == "cpu" && list_devices().empty() ? " (no GPU on this machine)" : "");
     std::printf("checked    %s, %lld values\n", rows_note.c_str(), (long long)cmp.count);
