@@ -30,7 +30,7 @@ rounds=${AB_ROUNDS:-1}
 reports=()
 builds=("$@")
 for round in $(seq 1 "$rounds"); do
-  # Even rounds go in reverse order, so that drift over the session falls on every build alike.
+  # Even rounds go in reverse order, so that drift over the run falls on every build alike.
   order=("${builds[@]}")
   if ((round % 2 == 0)); then
     order=()
