@@ -23,6 +23,7 @@
 #include "util/error.h"
 #include "util/random.h"
 #include "util/settings.h"
+#include "bench/lib/layer_memory.h"
 
 namespace qgemm::bench {
 namespace {
@@ -416,6 +417,9 @@ Expected<BenchReport> run_recipe(const Recipe& recipe, const RunOptions& options
     const ActFormat af = *ActFormat::parse(p.act);
     const DType out = *parse_dtype(p.out);
     const int64_t experts = std::max<int64_t>(p.experts, 1);
+    for (int64_t m : p.m)
+      if (Status fits = check_layer_fits(m, p.n, p.k, experts); !fits.ok())
+        return Status(fits.code(), str(p.name, ": ", fits.message()));
     progress.set_detail(p.name + ": quantizing");
     const auto w_values = random_normal(experts * p.n * p.k, seed, 0.05f);
     auto w = quantize_weights(HostValues::of(w_values), experts, p.n, p.k, wf);

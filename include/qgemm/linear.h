@@ -96,9 +96,10 @@ class Linear {
   /// partial sums at 9-32 tokens: 0.5 MB for an 8192 x 8192 int4 layer, 0.8 MB for 4096 x
   /// 4096, which splits K more).
   Status prepare(int64_t max_tokens);
-  /// Scratch bytes run() needs for m tokens (split-K partials, padded activations).
+  /// Scratch bytes run() needs for m tokens (split-K partials, padded activations); 0 for m = 0.
   size_t workspace_bytes(int64_t m) const;
   /// Runs one call. Never compiles or allocates; safe to capture in a CUDA graph (jit, qdq).
+  /// m = 0 is an empty call: it returns at once, touching no pointer.
   /// Calls on one Linear must not overlap on the GPU: issue them on one stream, or order them
   /// with events. The jit backend's split-K kernels count their arrivals (or pass their
   /// partial sums) in the layer's own device memory; overlapping calls would mix them (wrong
@@ -119,6 +120,8 @@ class Linear {
 
  private:
   explicit Linear(std::shared_ptr<detail::LinearImpl> impl) : impl_(std::move(impl)) {}
+  static Expected<Linear> create_checked(const QuantizedWeight& weight,
+                                         const LinearOptions& options);
   std::shared_ptr<detail::LinearImpl> impl_;
 };
 

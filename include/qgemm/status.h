@@ -15,6 +15,7 @@ enum class ErrorCode {
   kCompileError,     ///< NVRTC rejected generated kernel source
   kCudaError,        ///< a CUDA driver / cuBLASLt call failed
   kIoError,          ///< reading or writing a file failed
+  kOutOfMemory,      ///< the host or the GPU has too little memory for the request
   kInternal,         ///< a bug in qgemm: please report it
 };
 

@@ -70,6 +70,12 @@ Status validate_options(const QuantizedWeight& w, const LinearOptions& o) {
 }  // namespace
 
 Expected<Linear> Linear::create(const QuantizedWeight& weight, const LinearOptions& options) {
+  return out_of_memory_as_status("qgemm::Linear::create",
+                                 [&] { return create_checked(weight, options); });
+}
+
+Expected<Linear> Linear::create_checked(const QuantizedWeight& weight,
+                                        const LinearOptions& options) {
   QGEMM_RETURN_IF_ERROR(validate_options(weight, options));
   auto impl = std::make_shared<detail::LinearImpl>();
   impl->options = options;
@@ -119,12 +125,15 @@ Status Linear::prepare(int64_t max_tokens) {
   if (max_tokens <= 0)
     return invalid_argument(
         str("qgemm::Linear::prepare: max_tokens=", max_tokens, " must be positive"));
-  QGEMM_RETURN_IF_ERROR(impl_->layer->prepare(max_tokens));
+  QGEMM_RETURN_IF_ERROR(out_of_memory_as_status(
+      "qgemm::Linear::prepare", [&] { return impl_->layer->prepare(max_tokens); }));
   impl_->prepared_tokens = std::max(impl_->prepared_tokens, max_tokens);
   return Status();
 }
 
-size_t Linear::workspace_bytes(int64_t m) const { return impl_->layer->workspace_bytes(m); }
+size_t Linear::workspace_bytes(int64_t m) const {
+  return m > 0 ? impl_->layer->workspace_bytes(m) : 0;
+}
 
 namespace {
 
@@ -163,7 +172,10 @@ Status check_act_scales(const char* where, const ActFormat& act, const ActScales
 
 Status Linear::run(const LinearArgs& args) const {
   const char* where = "qgemm::Linear::run";
-  if (args.m <= 0) return invalid_argument(str(where, ": m=", args.m, " must be positive"));
+  if (args.m < 0) return invalid_argument(str(where, ": m=", args.m, " must not be negative"));
+  // An empty batch (a server's, or an expert-parallel rank that received no tokens) is a
+  // valid call that does nothing.
+  if (args.m == 0) return Status();
   if (args.a == nullptr) return invalid_argument(str(where, ": activation pointer a is null"));
   if (args.c == nullptr) return invalid_argument(str(where, ": output pointer c is null"));
   QGEMM_RETURN_IF_ERROR(check_act_scales(where, impl_->options.act, args.a_scales));
@@ -175,7 +187,7 @@ Status Linear::run(const LinearArgs& args) const {
     return invalid_argument(str(where, ": m=", args.m, " needs a workspace of ", need,
                                 " bytes, got ", args.workspace_bytes,
                                 args.workspace ? "" : " (null pointer)"));
-  return impl_->layer->run(args);
+  return out_of_memory_as_status("qgemm::Linear::run", [&] { return impl_->layer->run(args); });
 }
 
 int64_t Linear::n() const { return impl_->problem.n; }

@@ -6,6 +6,7 @@
 #include "quant/dequantize_rows.h"
 #include "util/parallel.h"
 #include "util/error.h"
+#include "util/memory.h"
 #include "util/random.h"
 
 namespace qgemm {
@@ -104,11 +105,12 @@ Routing random_routing(int64_t tokens, int top_k, int64_t experts, uint64_t seed
   return r;
 }
 
-Expected<std::vector<double>> reference_gemm(const QuantizedActivations& a,
-                                             const QuantizedWeight& w,
-                                             const std::vector<float>& bias,
-                                             const std::vector<int64_t>& rows) {
-  QGEMM_RETURN_IF_ERROR(check_pair(a, w));
+namespace {
+
+Expected<std::vector<double>> reference_gemm_checked(const QuantizedActivations& a,
+                                                     const QuantizedWeight& w,
+                                                     const std::vector<float>& bias,
+                                                     const std::vector<int64_t>& rows) {
   if (w.experts != 1)
     return invalid_argument(str("reference_gemm: the weight has ", w.experts,
                                 " experts; use reference_moe for expert stacks"));
@@ -129,6 +131,23 @@ Expected<std::vector<double>> reference_gemm(const QuantizedActivations& a,
   std::vector<double> out(picked.size() * w.n, 0.0);
   accumulate(a_deq, a.k, w, jobs, bias, out);
   return out;
+}
+
+}  // namespace
+
+Expected<std::vector<double>> reference_gemm(const QuantizedActivations& a,
+                                             const QuantizedWeight& w,
+                                             const std::vector<float>& bias,
+                                             const std::vector<int64_t>& rows) {
+  return out_of_memory_as_status("reference_gemm", [&]() -> Expected<std::vector<double>> {
+    QGEMM_RETURN_IF_ERROR(check_pair(a, w));
+    const int64_t out_rows = rows.empty() ? a.m : int64_t(rows.size());
+    // The result and the dequantized activation rows, in double.
+    QGEMM_RETURN_IF_ERROR(check_host_memory(
+        str("reference_gemm: ", out_rows, " rows of N=", w.n, " and K=", a.k),
+        static_cast<int64_t>(std::min(8.0 * double(out_rows) * double(w.n + a.k), 9e18))));
+    return reference_gemm_checked(a, w, bias, rows);
+  });
 }
 
 Expected<std::vector<double>> reference_moe(const QuantizedActivations& a, const QuantizedWeight& w,

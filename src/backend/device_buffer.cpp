@@ -1,5 +1,6 @@
 #include "backend/device_buffer.h"
 #include "util/error.h"
+#include "util/memory.h"
 
 #include <mutex>
 #include <vector>
@@ -36,9 +37,9 @@ Expected<DeviceBuffer> DeviceBuffer::allocate(size_t bytes) {
   if (bytes == 0) return b;
   CUresult r = (*driver)->cuMemAlloc(&b.ptr_, bytes);
   if (r != CUDA_SUCCESS)
-    return Status(
-        ErrorCode::kCudaError,
-        str("cuMemAlloc of ", bytes, " bytes failed: ", cuda_status(r, "cuMemAlloc").message()));
+    return Status(r == CUDA_ERROR_OUT_OF_MEMORY ? ErrorCode::kOutOfMemory : ErrorCode::kCudaError,
+                  str("cuMemAlloc of ", bytes, " bytes (", human_bytes(int64_t(bytes)),
+                      ") failed: ", cuda_status(r, "cuMemAlloc").message()));
   return b;
 }
 

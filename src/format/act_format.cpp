@@ -9,7 +9,7 @@ namespace {
 
 constexpr const char* kActSpecHelp =
     "activation specs are bf16, fp16, or <8-bit type>/token, <8-bit type>/tensor, "
-    "<8-bit type>/g<G>/<scale type>, e.g. e4m3/token, e4m3/g32/ue8m0 (alias mxfp8), "
+    "<8-bit type>/g<G>[/<scale type>], e.g. e4m3/token, e4m3/g32/ue8m0 (alias mxfp8), "
     "e4m3/g128/fp32, int8/token";
 
 Status bad_act_part(std::string_view spec, std::string_view part, std::string_view why) {

@@ -7,14 +7,22 @@
 #include "quant/scale_recipe.h"
 #include "util/parallel.h"
 #include "util/error.h"
+#include "util/memory.h"
 
 namespace qgemm {
 
-Expected<QuantizedActivations> quantize_activations(const HostValues& a, int64_t m, int64_t k,
-                                                    const ActFormat& format) {
+namespace {
+
+Expected<QuantizedActivations> quantize_activations_checked(const HostValues& a, int64_t m,
+                                                            int64_t k, const ActFormat& format) {
   QGEMM_RETURN_IF_ERROR(format.validate());
   if (m <= 0) return invalid_argument(str("quantize_activations: M=", m, " must be positive"));
   QGEMM_RETURN_IF_ERROR(format.check_shape(k));
+  auto bytes = byte_count("quantize_activations: the activations", {m, k}, 2);
+  if (!bytes) return bytes.status();
+  QGEMM_RETURN_IF_ERROR(check_host_memory(
+      str("quantize_activations: [", m, ", ", k, "] ", format.to_string(), " activations"),
+      *bytes));
   QGEMM_RETURN_IF_ERROR(a.validate("quantize_activations", m * k));
 
   QuantizedActivations q;
@@ -68,6 +76,14 @@ Expected<QuantizedActivations> quantize_activations(const HostValues& a, int64_t
       }
   });
   return q;
+}
+
+}  // namespace
+
+Expected<QuantizedActivations> quantize_activations(const HostValues& a, int64_t m, int64_t k,
+                                                    const ActFormat& format) {
+  return out_of_memory_as_status("quantize_activations",
+                                 [&] { return quantize_activations_checked(a, m, k, format); });
 }
 
 }  // namespace qgemm

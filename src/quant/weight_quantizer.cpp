@@ -7,6 +7,7 @@
 #include "quant/scale_recipe.h"
 #include "util/parallel.h"
 #include "util/error.h"
+#include "util/memory.h"
 
 namespace qgemm {
 namespace {
@@ -40,13 +41,24 @@ double cell_span(const WeightFormat& f, const Range& r) {
 
 }  // namespace
 
-Expected<QuantizedWeight> quantize_weights(const HostValues& w, int64_t experts, int64_t n,
-                                           int64_t k, const WeightFormat& format) {
+namespace {
+
+Expected<QuantizedWeight> quantize_weights_checked(const HostValues& w, int64_t experts, int64_t n,
+                                                   int64_t k, const WeightFormat& format) {
   QGEMM_RETURN_IF_ERROR(format.validate());
   if (experts <= 0)
     return invalid_argument(str("quantize_weights: experts=", experts, " must be positive"));
   QGEMM_RETURN_IF_ERROR(format.check_shape(n, k));
-  QGEMM_RETURN_IF_ERROR(w.validate("quantize_weights", experts * n * k));
+  auto elements = byte_count("quantize_weights: the weight", {experts, n, k}, 1);
+  if (!elements) return elements.status();
+  // Codes, each row's ranges per scale column (8 bytes), scales and zero points (4 bytes each).
+  const double need = double(*elements) * format.type.bits / 8 +
+                      double(experts) * double(n) * double(std::max<int64_t>(format.scale_cols(k), 1)) * 8 +
+                      double(experts) * double(format.scale_rows(n)) * double(format.scale_cols(k)) * 8;
+  QGEMM_RETURN_IF_ERROR(check_host_memory(
+      str("quantize_weights: a [", experts, ", ", n, ", ", k, "] ", format.to_string(), " weight"),
+      static_cast<int64_t>(std::min(need, 9e18))));
+  QGEMM_RETURN_IF_ERROR(w.validate("quantize_weights", *elements));
 
   QuantizedWeight q;
   q.format = format;
@@ -126,6 +138,14 @@ Expected<QuantizedWeight> quantize_weights(const HostValues& w, int64_t experts,
     }
   });
   return q;
+}
+
+}  // namespace
+
+Expected<QuantizedWeight> quantize_weights(const HostValues& w, int64_t experts, int64_t n,
+                                           int64_t k, const WeightFormat& format) {
+  return out_of_memory_as_status(
+      "quantize_weights", [&] { return quantize_weights_checked(w, experts, n, k, format); });
 }
 
 }  // namespace qgemm

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <new>
 #include <sstream>
 #include <string>
 
@@ -20,6 +21,21 @@ inline Status invalid_argument(std::string message) {
 }
 inline Status unsupported(std::string message) {
   return Status(ErrorCode::kUnsupported, std::move(message));
+}
+
+}  // namespace qgemm
+
+namespace qgemm {
+
+/// fn(), or kOutOfMemory naming `where` when a host allocation inside it fails: public entry
+/// points that allocate return an error instead of letting std::bad_alloc escape.
+template <typename Fn>
+auto out_of_memory_as_status(const char* where, Fn&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const std::bad_alloc&) {
+    return Status(ErrorCode::kOutOfMemory, str(where, ": a host allocation failed"));
+  }
 }
 
 }  // namespace qgemm

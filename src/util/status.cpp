@@ -9,8 +9,8 @@ namespace {
 
 // Indexed by ErrorCode, whose values count up from kOk = 0.
 constexpr const char* kErrorCodeNames[] = {
-    "ok",         "invalid argument", "unsupported",    "not found", "compile error",
-    "CUDA error", "I/O error",        "internal error",
+    "ok",         "invalid argument", "unsupported",   "not found",      "compile error",
+    "CUDA error", "I/O error",        "out of memory", "internal error",
 };
 static_assert(std::size(kErrorCodeNames) == static_cast<size_t>(ErrorCode::kInternal) + 1,
               "one name per ErrorCode");

@@ -116,5 +116,58 @@ TEST(LinearGpu, BadArgumentsAreClearErrors) {
   EXPECT_NE(s.message().find("null"), std::string::npos) << s.message();
 }
 
+// Two layers of one weight, each on its own stream, running at the same time: every call gives
+// the bits of a lone call (their split-K state is each layer's own).
+TEST(LinearGpu, DistinctLayersOnTwoStreamsAtOnceGiveTheBitsOfALoneRun) {
+  QGEMM_REQUIRE_GPU();
+  const int64_t m = 16, n = 4096, k = 4096;
+  auto w = quantize_weights(HostValues::of(random_normal(n * k, 31, 0.05f)), 1, n, k,
+                            *WeightFormat::parse("int4/g128/bf16"));
+  auto a = quantize_activations(HostValues::of(random_normal(m * k, 32, 1.0f)), m, k,
+                                *ActFormat::parse("bf16"));
+  ASSERT_TRUE(w.ok() && a.ok());
+  ASSERT_TRUE(use_device(0).ok());
+  const CudaDriver* d = *cuda_driver();
+  auto d_a = DeviceBuffer::upload(a->data.data(), a->data.size());
+  ASSERT_TRUE(d_a.ok());
+  std::vector<Linear> layers;
+  std::vector<DeviceBuffer> outputs, workspaces;
+  std::vector<CUstream> streams(2);
+  for (int i = 0; i < 2; ++i) {
+    LinearOptions lo;
+    lo.backend = BackendKind::kJit;
+    auto layer = Linear::create(*w, lo);
+    ASSERT_TRUE(layer.ok()) << layer.status().to_string();
+    ASSERT_TRUE(layer->prepare(m).ok());
+    auto c = DeviceBuffer::allocate(m * n * 2);
+    auto ws = DeviceBuffer::allocate(std::max<size_t>(layer->workspace_bytes(m), 1));
+    ASSERT_TRUE(c.ok() && ws.ok());
+    layers.push_back(std::move(*layer));
+    outputs.push_back(std::move(*c));
+    workspaces.push_back(std::move(*ws));
+    ASSERT_EQ(d->cuStreamCreate(&streams[i], CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  }
+  const auto args_for = [&](int i) {
+    return device_linear_args(m, *d_a, outputs[i], workspaces[i], streams[i]);
+  };
+  // Alone: layer 0, then read its output.
+  ASSERT_TRUE(layers[0].run(args_for(0)).ok());
+  ASSERT_EQ(d->cuStreamSynchronize(streams[0]), CUDA_SUCCESS);
+  std::vector<uint16_t> alone(m * n), got(m * n);
+  ASSERT_EQ(d->cuMemcpyDtoH(alone.data(), outputs[0].ptr(), alone.size() * 2), CUDA_SUCCESS);
+  // Together: many calls of both layers interleaved on their two streams.
+  for (int i = 0; i < 2; ++i)
+    ASSERT_EQ(d->cuMemsetD8(outputs[i].ptr(), 0xff, m * n * 2), CUDA_SUCCESS);
+  ASSERT_EQ(d->cuCtxSynchronize(), CUDA_SUCCESS);
+  for (int round = 0; round < 20; ++round)
+    for (int i = 0; i < 2; ++i) ASSERT_TRUE(layers[i].run(args_for(i)).ok());
+  ASSERT_EQ(d->cuCtxSynchronize(), CUDA_SUCCESS);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(d->cuMemcpyDtoH(got.data(), outputs[i].ptr(), got.size() * 2), CUDA_SUCCESS);
+    EXPECT_EQ(got, alone) << "layer " << i;
+  }
+  for (CUstream s : streams) d->cuStreamDestroy(s);
+}
+
 }  // namespace
 }  // namespace qgemm

@@ -78,9 +78,13 @@ TEST(LinearApi, BadInputsAreClearErrors) {
   too_many.m = 5;
   EXPECT_NE(layer->run(too_many).message().find("exceeds prepare(max_tokens=4)"),
             std::string::npos);
-  LinearArgs zero = args;
-  zero.m = 0;
-  EXPECT_NE(layer->run(zero).message().find("m=0 must be positive"), std::string::npos);
+  LinearArgs negative = args;
+  negative.m = -1;
+  EXPECT_NE(layer->run(negative).message().find("m=-1 must not be negative"), std::string::npos);
+  // An empty batch is a valid call that touches no pointer.
+  LinearArgs empty;
+  EXPECT_TRUE(layer->run(empty).ok());
+  EXPECT_EQ(layer->workspace_bytes(0), 0u);
   EXPECT_EQ(layer->prepare(0).code(), ErrorCode::kInvalidArgument);
 }
 

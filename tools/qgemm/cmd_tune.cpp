@@ -11,6 +11,7 @@
 #include "layer_formats.h"
 #include "plan/tuning_table.h"
 #include "util/error.h"
+#include "bench/lib/layer_memory.h"
 
 namespace qgemm::cli {
 namespace {
@@ -45,6 +46,8 @@ int run_tune(const TuneCliOptions& o) {
   if (o.max_kernels < 1)
     return fail(
         invalid_argument(str("--max-kernels must be at least 1 (got ", o.max_kernels, ")")));
+  for (int64_t m : o.m)
+    if (Status fits = check_layer_fits(m, o.n, o.k, 1); !fits.ok()) return fail(fits);
   t.m = o.m;
   t.n = o.n;
   t.k = o.k;

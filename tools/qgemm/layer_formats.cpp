@@ -15,6 +15,7 @@ Expected<LayerFormats> parse_layer_formats(const std::string& weight, const std:
   return LayerFormats{*wf, *af, *out_type};
 }
 
+
 Status check_positive_nk(int64_t n, int64_t k) {
   if (n <= 0 || k <= 0)
     return invalid_argument(str("--n and --k must be positive (got n=", n, ", k=", k, ")"));

@@ -12,6 +12,7 @@
 #include "qgemm/reference.h"
 #include "util/error.h"
 #include "util/random.h"
+#include "bench/lib/layer_memory.h"
 
 namespace qgemm::cli {
 namespace {
@@ -100,6 +101,8 @@ int run_verify(const VerifyOptions& o) {
   if (!moe && o.top_k > 0) return fail(invalid_argument("--topk needs --experts"));
 
   const int64_t experts = moe ? o.experts : 1;
+  if (Status fits = check_layer_fits(o.m, o.n, o.k, experts); !fits.ok())
+    return fail(fits);
   const auto w_values = random_normal(experts * o.n * o.k, o.seed, 0.05f);
   auto w = quantize_weights(HostValues::of(w_values), experts, o.n, o.k, wf);
   if (!w) return fail(w.status());
