@@ -50,7 +50,7 @@ def main():
         }
     names = list(pooled)
     first = pooled[names[0]]
-    header = f"{"problem":40} {'M':>5} {'backend':8}" + "".join(
+    header = f"{'problem':40} {'M':>5} {'backend':8}" + "".join(
         f" {n[:14]:>14} {'ratio':>6}" for n in names) + "  change"
     print(header)
     worse = 0
