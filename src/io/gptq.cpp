@@ -1,0 +1,154 @@
+#include "io/gptq.h"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "format/half.h"
+#include "util/error.h"
+
+namespace qgemm {
+namespace {
+
+// The tensor `prefix.suffix` with one of `dtypes` and `rank` dimensions; nullptr with `required`
+// false when it is absent.
+Expected<const SafetensorsTensor*> tensor(const SafetensorsCheckpoint& c, const std::string& name,
+                                          std::initializer_list<const char*> dtypes, size_t rank,
+                                          bool required = true) {
+  const SafetensorsTensor* t = c.find(name);
+  if (t == nullptr) {
+    if (!required) return static_cast<const SafetensorsTensor*>(nullptr);
+    return invalid_argument(str("GPTQ layer: tensor '", name, "' is missing"));
+  }
+  if (std::none_of(dtypes.begin(), dtypes.end(), [&](const char* d) { return t->dtype == d; })) {
+    std::string accepted;
+    for (const char* d : dtypes) accepted += (accepted.empty() ? "" : ", ") + std::string(d);
+    return invalid_argument(
+        str("GPTQ layer: tensor '", name, "' is ", t->dtype, "; expected ", accepted));
+  }
+  if (t->shape.size() != rank)
+    return invalid_argument(str("GPTQ layer: tensor '", name, "' has ", t->shape.size(),
+                                " dimensions; expected ", rank));
+  return t;
+}
+
+uint32_t word_at(const SafetensorsTensor& t, int64_t i) {
+  uint32_t w;
+  std::memcpy(&w, t.data + 4 * i, 4);
+  return w;
+}
+
+float value_at(const SafetensorsTensor& t, int64_t i) {
+  if (t.dtype == "F32") {
+    float f;
+    std::memcpy(&f, t.data + 4 * i, 4);
+    return f;
+  }
+  uint16_t h;
+  std::memcpy(&h, t.data + 2 * i, 2);
+  return t.dtype == "BF16" ? bf16_to_float(h) : fp16_to_float(h);
+}
+
+}  // namespace
+
+Expected<ImportedLinear> import_gptq_linear(const SafetensorsCheckpoint& c,
+                                            const std::string& prefix, const GptqConfig& config) {
+  const int bits = config.bits;
+  if (bits != 2 && bits != 4 && bits != 8)
+    return unsupported(str("GPTQ layer '", prefix, "': ", bits,
+                           "-bit codes; the importer reads 2, 4 and 8 bits"));
+  const int per_word = 32 / bits;
+  const uint32_t mask = (1u << bits) - 1;
+  auto qweight = tensor(c, prefix + ".qweight", {"I32"}, 2);
+  auto qzeros = tensor(c, prefix + ".qzeros", {"I32"}, 2);
+  auto scales = tensor(c, prefix + ".scales", {"F16", "BF16"}, 2);
+  auto g_idx = tensor(c, prefix + ".g_idx", {"I32"}, 1, false);
+  auto bias = tensor(c, prefix + ".bias", {"F16", "BF16", "F32"}, 1, false);
+  for (const auto* t : {&qweight, &qzeros, &scales, &g_idx, &bias})
+    if (!*t) return t->status();
+  const SafetensorsTensor& qw = **qweight;
+  const SafetensorsTensor& qz = **qzeros;
+  const SafetensorsTensor& sc = **scales;
+  const int64_t n = qw.shape[1], k = qw.shape[0] * per_word;
+  const int64_t groups = sc.shape[0];
+  const int64_t group = config.group_size > 0 ? config.group_size : k;
+  const auto shape_error = [&](const std::string& name, const std::string& want) {
+    return invalid_argument(str("GPTQ layer: tensor '", prefix, ".", name, "' has the wrong shape; ",
+                                want, " for K=", k, ", N=", n, ", group ", group));
+  };
+  if (n == 0 || k == 0) return shape_error("qweight", "non-empty");
+  if (k % group != 0 || groups != k / group || sc.shape[1] != n)
+    return shape_error("scales", str("expected [", k / group, ", ", n, "]"));
+  if (qz.shape[0] != groups || qz.shape[1] * per_word != n)
+    return shape_error("qzeros", str("expected [", groups, ", ", n / per_word, "]"));
+  if (*g_idx && (**g_idx).shape[0] != k) return shape_error("g_idx", str("expected [", k, "]"));
+  if (*bias && (**bias).shape[0] != n) return shape_error("bias", str("expected [", n, "]"));
+
+  // The group of each column of K, and the order that makes groups contiguous.
+  std::vector<int32_t> group_of(k);
+  for (int64_t i = 0; i < k; ++i) {
+    group_of[i] = *g_idx ? int32_t(word_at(**g_idx, i)) : int32_t(i / group);
+    if (group_of[i] < 0 || group_of[i] >= groups)
+      return invalid_argument(str("GPTQ layer: tensor '", prefix, ".g_idx' names group ",
+                                  group_of[i], " at column ", i, "; there are ", groups));
+  }
+  std::vector<int32_t> order(k);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int32_t a, int32_t b) { return group_of[a] < group_of[b]; });
+  for (int64_t i = 0; i < k; ++i)
+    if (group_of[order[i]] != i / group)
+      return invalid_argument(str("GPTQ layer: tensor '", prefix, ".g_idx' gives group ",
+                                  group_of[order[i]], " other than ", group,
+                                  " columns; every group must hold exactly ", group));
+  bool reordered = false;
+  for (int64_t i = 0; i < k; ++i) reordered |= order[i] != i;
+
+  // Zero points: v1 stores each minus one.
+  std::vector<int32_t> zeros(groups * n);
+  bool symmetric = true, wide_zero = false;
+  for (int64_t g = 0; g < groups; ++g)
+    for (int64_t col = 0; col < n; ++col) {
+      const uint32_t word = word_at(qz, g * qz.shape[1] + col / per_word);
+      int32_t z = int32_t((word >> (bits * (col % per_word))) & mask) + (config.v2 ? 0 : 1);
+      zeros[g * n + col] = z;
+      symmetric &= z == (1 << (bits - 1));
+      wide_zero |= z > int32_t(mask);
+    }
+
+  ImportedLinear out;
+  WeightFormat& f = out.weight.format;
+  f.type = symmetric ? DType::int_bits(bits) : DType::uint_bits(bits);
+  f.scale_kind = config.group_size > 0 ? ScaleKind::kGroup : ScaleKind::kChannel;
+  f.group_k = config.group_size > 0 ? config.group_size : 0;
+  f.scale_type = sc.dtype == "BF16" ? DType::bf16() : DType::fp16();
+  if (!symmetric) {
+    f.zero_point = wide_zero ? ZeroPointKind::kFloat : ZeroPointKind::kInteger;
+    f.zero_type = DType::fp16();
+  }
+  QuantizedWeight& w = out.weight;
+  w.experts = 1, w.n = n, w.k = k;
+  w.codes.assign(n * w.row_bytes(), 0);
+  w.scales.assign(f.scale_rows(n) * f.scale_cols(k), 0.0f);
+  if (!symmetric) w.zeros.assign(w.scales.size(), 0.0f);
+  for (int64_t col = 0; col < k; ++col) {
+    const int64_t src = order[col];  // canonical column col is checkpoint column src
+    const int64_t g = group_of[src];
+    for (int64_t row = 0; row < n; ++row) {
+      const uint32_t word = word_at(qw, (src / per_word) * n + row);
+      const uint32_t q = (word >> (bits * (src % per_word))) & mask;
+      // intN codes are two's complement: q - 2^(bits-1), flipping the top bit.
+      w.set_code(0, row, col, symmetric ? q ^ (1u << (bits - 1)) : q);
+      const int64_t s = w.scale_index(0, row, col);
+      w.scales[s] = value_at(sc, g * n + row);
+      if (!symmetric) w.zeros[s] = float(zeros[g * n + row]);
+    }
+  }
+  if (reordered) out.k_order = order;
+  if (*bias)
+    for (int64_t i = 0; i < n; ++i) out.bias.push_back(value_at(**bias, i));
+  QGEMM_RETURN_IF_ERROR(w.validate());
+  return out;
+}
+
+}  // namespace qgemm

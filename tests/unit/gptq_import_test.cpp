@@ -1,0 +1,214 @@
+// The GPTQ importer on checkpoints this test writes from the published layout (AutoGPTQ /
+// GPTQModel: qweight packed along K, qzeros along N, LSB first; v1 zero points stored minus one).
+// The expected weights come from the unpacked arrays the test packed, not from the importer's
+// reading: a second, independent reading of the layout.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "io/gptq.h"
+#include "qgemm/dtype.h"
+
+namespace qgemm {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Tensor {
+  std::string name, dtype;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> bytes;
+};
+
+void write_safetensors(const fs::path& path, const std::vector<Tensor>& tensors) {
+  std::string header = "{";
+  int64_t offset = 0;
+  for (const Tensor& t : tensors) {
+    std::string shape;
+    for (int64_t d : t.shape) shape += (shape.empty() ? "" : ",") + std::to_string(d);
+    header += (header.size() > 1 ? "," : "") + std::string("\"") + t.name + "\":{\"dtype\":\"" +
+              t.dtype + "\",\"shape\":[" + shape + "],\"data_offsets\":[" +
+              std::to_string(offset) + "," + std::to_string(offset + int64_t(t.bytes.size())) +
+              "]}";
+    offset += int64_t(t.bytes.size());
+  }
+  header += "}";
+  std::ofstream out(path, std::ios::binary);
+  const uint64_t n = header.size();
+  for (int i = 0; i < 8; ++i) out.put(char(n >> (8 * i)));
+  out << header;
+  for (const Tensor& t : tensors)
+    out.write(reinterpret_cast<const char*>(t.bytes.data()), std::streamsize(t.bytes.size()));
+}
+
+Tensor int32_tensor(const std::string& name, std::vector<int64_t> shape,
+                    const std::vector<uint32_t>& words) {
+  Tensor t{name, "I32", std::move(shape), std::vector<uint8_t>(words.size() * 4)};
+  std::memcpy(t.bytes.data(), words.data(), t.bytes.size());
+  return t;
+}
+
+Tensor fp16_tensor(const std::string& name, std::vector<int64_t> shape,
+                   const std::vector<float>& values) {
+  Tensor t{name, "F16", std::move(shape), std::vector<uint8_t>(values.size() * 2)};
+  for (size_t i = 0; i < values.size(); ++i) {
+    const uint16_t h = uint16_t(encode(DType::fp16(), values[i]));
+    std::memcpy(&t.bytes[2 * i], &h, 2);
+  }
+  return t;
+}
+
+// A GPTQ layer as unpacked arrays, and its checkpoint.
+struct GptqLayer {
+  int bits;
+  int64_t n, k, group;  // group = k for per-channel (group_size -1)
+  std::vector<uint32_t> q;       // [k][n]
+  std::vector<int32_t> zeros;    // [groups][n], as meant (not as stored)
+  std::vector<float> scales;     // [groups][n], fp16 values
+  std::vector<int32_t> g_idx;    // [k]
+};
+
+GptqLayer random_layer(int bits, int64_t n, int64_t k, int64_t group, bool symmetric,
+                       bool act_order, uint32_t seed) {
+  std::mt19937 rng(seed);
+  GptqLayer l{bits, n, k, group, {}, {}, {}, {}};
+  const int64_t groups = k / group;
+  for (int64_t i = 0; i < k * n; ++i) l.q.push_back(rng() % (1u << bits));
+  for (int64_t i = 0; i < groups * n; ++i) {
+    // 1 .. 2^bits - 1: a v1 checkpoint cannot store a zero point of 0 (it reads back as 2^bits,
+    // the wrap test below).
+    l.zeros.push_back(symmetric ? 1 << (bits - 1) : int32_t(1 + rng() % ((1u << bits) - 1)));
+    l.scales.push_back(float(decode(DType::fp16(), encode(DType::fp16(), 1e-3 * (1 + rng() % 97)))));
+  }
+  for (int64_t i = 0; i < k; ++i) l.g_idx.push_back(int32_t(i / group));
+  if (act_order) std::shuffle(l.g_idx.begin(), l.g_idx.end(), rng);
+  return l;
+}
+
+// Packs the layer as GPTQ stores it (v1 zero points minus one) and writes the checkpoint.
+void write_gptq(const fs::path& path, const GptqLayer& l, bool v2, bool with_g_idx) {
+  const int per_word = 32 / l.bits;
+  std::vector<uint32_t> qweight(l.k / per_word * l.n, 0), qzeros(l.k / l.group * l.n / per_word, 0);
+  for (int64_t kk = 0; kk < l.k; ++kk)
+    for (int64_t nn = 0; nn < l.n; ++nn)
+      qweight[(kk / per_word) * l.n + nn] |= l.q[kk * l.n + nn] << (l.bits * (kk % per_word));
+  const uint32_t mask = (1u << l.bits) - 1;
+  for (int64_t g = 0; g < l.k / l.group; ++g)
+    for (int64_t nn = 0; nn < l.n; ++nn) {
+      const uint32_t stored = uint32_t(l.zeros[g * l.n + nn] - (v2 ? 0 : 1)) & mask;
+      qzeros[g * (l.n / per_word) + nn / per_word] |= stored << (l.bits * (nn % per_word));
+    }
+  std::vector<Tensor> tensors = {
+      int32_tensor("layer.qweight", {l.k / per_word, l.n}, qweight),
+      int32_tensor("layer.qzeros", {l.k / l.group, l.n / per_word}, qzeros),
+      fp16_tensor("layer.scales", {l.k / l.group, l.n}, l.scales),
+  };
+  if (with_g_idx)
+    tensors.push_back(int32_tensor("layer.g_idx", {l.k},
+                                   std::vector<uint32_t>(l.g_idx.begin(), l.g_idx.end())));
+  write_safetensors(path, tensors);
+}
+
+class GptqImport : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("qgemm-gptq-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Writes the layer, imports it and checks every weight against the unpacked arrays.
+  void expect_exact(const GptqLayer& l, const GptqConfig& config, bool with_g_idx,
+                    const std::string& want_format) {
+    write_gptq(dir_ / "model.safetensors", l, config.v2, with_g_idx);
+    auto checkpoint = SafetensorsCheckpoint::open(dir_.string());
+    ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().to_string();
+    auto imported = import_gptq_linear(*checkpoint, "layer", config);
+    ASSERT_TRUE(imported.ok()) << imported.status().to_string();
+    EXPECT_EQ(imported->weight.format.to_string(), want_format);
+    const bool reordered = !imported->k_order.empty();
+    EXPECT_EQ(reordered, !std::is_sorted(l.g_idx.begin(), l.g_idx.end()));
+    for (int64_t c = 0; c < l.k; ++c) {
+      const int64_t kk = reordered ? imported->k_order[c] : c;
+      for (int64_t nn = 0; nn < l.n; ++nn) {
+        const int64_t g = l.g_idx[kk];
+        const double want = double(l.scales[g * l.n + nn]) *
+                            (double(l.q[kk * l.n + nn]) - double(l.zeros[g * l.n + nn]));
+        ASSERT_EQ(imported->weight.dequantize(0, nn, c), want) << "k=" << kk << " n=" << nn;
+      }
+    }
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(GptqImport, SymmetricFourBitV1BecomesInt4) {
+  expect_exact(random_layer(4, 64, 256, 128, true, false, 1), {4, 128, false, false}, true,
+               "int4/g128/fp16");
+}
+
+TEST_F(GptqImport, AsymmetricCodesKeepTheirZeroPoints) {
+  expect_exact(random_layer(4, 64, 256, 64, false, false, 2), {4, 64, false, false}, false,
+               "uint4/g64/fp16/zp");
+  expect_exact(random_layer(8, 32, 256, 128, false, false, 3), {8, 128, false, true}, true,
+               "uint8/g128/fp16/zp");
+  expect_exact(random_layer(2, 64, 256, 32, true, false, 4), {2, 32, false, true}, true,
+               "int2/g32/fp16");
+}
+
+TEST_F(GptqImport, PerChannelScales) {
+  expect_exact(random_layer(4, 48, 256, 256, false, false, 5), {4, -1, false, false}, false,
+               "uint4/channel/fp16/zp");
+}
+
+TEST_F(GptqImport, ActOrderBecomesContiguousGroupsAndAColumnOrder) {
+  expect_exact(random_layer(4, 64, 512, 128, true, true, 6), {4, 128, true, false}, true,
+               "int4/g128/fp16");
+}
+
+TEST_F(GptqImport, AVersionOneZeroPointOfZeroWrapsToTwoToTheBits) {
+  // v1 stores z - 1: a zero point of 0 is stored as 2^bits - 1 and reads back as 2^bits, which
+  // no uint4 code holds: it becomes a float zero point, exactly.
+  GptqLayer l = random_layer(4, 32, 128, 128, false, false, 7);
+  l.zeros[5] = 16;
+  expect_exact(l, {4, 128, false, false}, false, "uint4/g128/fp16/zp_fp16");
+}
+
+TEST_F(GptqImport, MalformedLayersAreClearErrors) {
+  const GptqLayer l = random_layer(4, 64, 256, 128, true, false, 8);
+  write_gptq(dir_ / "model.safetensors", l, false, true);
+  auto c = SafetensorsCheckpoint::open(dir_.string());
+  ASSERT_TRUE(c.ok());
+  const auto error_of = [&](const char* prefix, GptqConfig config) {
+    auto r = import_gptq_linear(*c, prefix, config);
+    return r.ok() ? std::string("ok") : r.status().message();
+  };
+  EXPECT_NE(error_of("nope", {}).find("tensor 'nope.qweight' is missing"), std::string::npos);
+  EXPECT_NE(error_of("layer", {4, 64, false, false}).find("tensor 'layer.scales' has the wrong "
+                                                          "shape"),
+            std::string::npos);
+  EXPECT_NE(error_of("layer", {3, 128, false, false}).find("reads 2, 4 and 8 bits"),
+            std::string::npos);
+  // A g_idx whose groups are not all the group size.
+  GptqLayer uneven = l;
+  uneven.g_idx[0] = 1;
+  write_gptq(dir_ / "model.safetensors", uneven, false, true);
+  auto c2 = SafetensorsCheckpoint::open(dir_.string());
+  ASSERT_TRUE(c2.ok());
+  auto r = import_gptq_linear(*c2, "layer", {4, 128, true, false});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("every group must hold exactly 128"), std::string::npos)
+      << r.status().message();
+}
+
+}  // namespace
+}  // namespace qgemm
