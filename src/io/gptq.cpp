@@ -4,52 +4,10 @@
 #include <cstring>
 #include <numeric>
 
-#include "format/half.h"
+#include "io/tensor_views.h"
 #include "util/error.h"
 
 namespace qgemm {
-namespace {
-
-// The tensor `prefix.suffix` with one of `dtypes` and `rank` dimensions; nullptr with `required`
-// false when it is absent.
-Expected<const SafetensorsTensor*> tensor(const SafetensorsCheckpoint& c, const std::string& name,
-                                          std::initializer_list<const char*> dtypes, size_t rank,
-                                          bool required = true) {
-  const SafetensorsTensor* t = c.find(name);
-  if (t == nullptr) {
-    if (!required) return static_cast<const SafetensorsTensor*>(nullptr);
-    return invalid_argument(str("GPTQ layer: tensor '", name, "' is missing"));
-  }
-  if (std::none_of(dtypes.begin(), dtypes.end(), [&](const char* d) { return t->dtype == d; })) {
-    std::string accepted;
-    for (const char* d : dtypes) accepted += (accepted.empty() ? "" : ", ") + std::string(d);
-    return invalid_argument(
-        str("GPTQ layer: tensor '", name, "' is ", t->dtype, "; expected ", accepted));
-  }
-  if (t->shape.size() != rank)
-    return invalid_argument(str("GPTQ layer: tensor '", name, "' has ", t->shape.size(),
-                                " dimensions; expected ", rank));
-  return t;
-}
-
-uint32_t word_at(const SafetensorsTensor& t, int64_t i) {
-  uint32_t w;
-  std::memcpy(&w, t.data + 4 * i, 4);
-  return w;
-}
-
-float value_at(const SafetensorsTensor& t, int64_t i) {
-  if (t.dtype == "F32") {
-    float f;
-    std::memcpy(&f, t.data + 4 * i, 4);
-    return f;
-  }
-  uint16_t h;
-  std::memcpy(&h, t.data + 2 * i, 2);
-  return t.dtype == "BF16" ? bf16_to_float(h) : fp16_to_float(h);
-}
-
-}  // namespace
 
 Expected<ImportedLinear> import_gptq_linear(const SafetensorsCheckpoint& c,
                                             const std::string& prefix, const GptqConfig& config) {
@@ -59,11 +17,11 @@ Expected<ImportedLinear> import_gptq_linear(const SafetensorsCheckpoint& c,
                            "-bit codes; the importer reads 2, 4 and 8 bits"));
   const int per_word = 32 / bits;
   const uint32_t mask = (1u << bits) - 1;
-  auto qweight = tensor(c, prefix + ".qweight", {"I32"}, 2);
-  auto qzeros = tensor(c, prefix + ".qzeros", {"I32"}, 2);
-  auto scales = tensor(c, prefix + ".scales", {"F16", "BF16"}, 2);
-  auto g_idx = tensor(c, prefix + ".g_idx", {"I32"}, 1, false);
-  auto bias = tensor(c, prefix + ".bias", {"F16", "BF16", "F32"}, 1, false);
+  auto qweight = checkpoint_tensor(c, "GPTQ", prefix + ".qweight", {"I32"}, 2);
+  auto qzeros = checkpoint_tensor(c, "GPTQ", prefix + ".qzeros", {"I32"}, 2);
+  auto scales = checkpoint_tensor(c, "GPTQ", prefix + ".scales", {"F16", "BF16"}, 2);
+  auto g_idx = checkpoint_tensor(c, "GPTQ", prefix + ".g_idx", {"I32"}, 1, false);
+  auto bias = checkpoint_tensor(c, "GPTQ", prefix + ".bias", {"F16", "BF16", "F32"}, 1, false);
   for (const auto* t : {&qweight, &qzeros, &scales, &g_idx, &bias})
     if (!*t) return t->status();
   const SafetensorsTensor& qw = **qweight;

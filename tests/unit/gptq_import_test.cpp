@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint_writer.h"
 #include "io/gptq.h"
 #include "qgemm/dtype.h"
 
@@ -22,50 +23,10 @@ namespace qgemm {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Tensor {
-  std::string name, dtype;
-  std::vector<int64_t> shape;
-  std::vector<uint8_t> bytes;
-};
-
-void write_safetensors(const fs::path& path, const std::vector<Tensor>& tensors) {
-  std::string header = "{";
-  int64_t offset = 0;
-  for (const Tensor& t : tensors) {
-    std::string shape;
-    for (int64_t d : t.shape) shape += (shape.empty() ? "" : ",") + std::to_string(d);
-    header += (header.size() > 1 ? "," : "") + std::string("\"") + t.name + "\":{\"dtype\":\"" +
-              t.dtype + "\",\"shape\":[" + shape + "],\"data_offsets\":[" +
-              std::to_string(offset) + "," + std::to_string(offset + int64_t(t.bytes.size())) +
-              "]}";
-    offset += int64_t(t.bytes.size());
-  }
-  header += "}";
-  std::ofstream out(path, std::ios::binary);
-  const uint64_t n = header.size();
-  for (int i = 0; i < 8; ++i) out.put(char(n >> (8 * i)));
-  out << header;
-  for (const Tensor& t : tensors)
-    out.write(reinterpret_cast<const char*>(t.bytes.data()), std::streamsize(t.bytes.size()));
-}
-
-Tensor int32_tensor(const std::string& name, std::vector<int64_t> shape,
-                    const std::vector<uint32_t>& words) {
-  Tensor t{name, "I32", std::move(shape), std::vector<uint8_t>(words.size() * 4)};
-  std::memcpy(t.bytes.data(), words.data(), t.bytes.size());
-  return t;
-}
-
-Tensor fp16_tensor(const std::string& name, std::vector<int64_t> shape,
-                   const std::vector<float>& values) {
-  Tensor t{name, "F16", std::move(shape), std::vector<uint8_t>(values.size() * 2)};
-  for (size_t i = 0; i < values.size(); ++i) {
-    const uint16_t h = uint16_t(encode(DType::fp16(), values[i]));
-    std::memcpy(&t.bytes[2 * i], &h, 2);
-  }
-  return t;
-}
+using testing::fp16_tensor;
+using testing::int32_tensor;
+using testing::Tensor;
+using testing::write_safetensors;
 
 // A GPTQ layer as unpacked arrays, and its checkpoint.
 struct GptqLayer {

@@ -1,0 +1,60 @@
+// Writes small safetensors checkpoints for the importer tests, from a producer's published layout.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "qgemm/dtype.h"
+
+namespace qgemm::testing {
+
+/// One tensor to write: its name, safetensors dtype, shape and little-endian bytes.
+struct Tensor {
+  std::string name, dtype;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> bytes;
+};
+
+inline void write_safetensors(const std::filesystem::path& path, const std::vector<Tensor>& tensors) {
+  std::string header = "{";
+  int64_t offset = 0;
+  for (const Tensor& t : tensors) {
+    std::string shape;
+    for (int64_t d : t.shape) shape += (shape.empty() ? "" : ",") + std::to_string(d);
+    header += (header.size() > 1 ? "," : "") + std::string("\"") + t.name + "\":{\"dtype\":\"" +
+              t.dtype + "\",\"shape\":[" + shape + "],\"data_offsets\":[" +
+              std::to_string(offset) + "," + std::to_string(offset + int64_t(t.bytes.size())) +
+              "]}";
+    offset += int64_t(t.bytes.size());
+  }
+  header += "}";
+  std::ofstream out(path, std::ios::binary);
+  const uint64_t n = header.size();
+  for (int i = 0; i < 8; ++i) out.put(char(n >> (8 * i)));
+  out << header;
+  for (const Tensor& t : tensors)
+    out.write(reinterpret_cast<const char*>(t.bytes.data()), std::streamsize(t.bytes.size()));
+}
+
+inline Tensor int32_tensor(const std::string& name, std::vector<int64_t> shape,
+                    const std::vector<uint32_t>& words) {
+  Tensor t{name, "I32", std::move(shape), std::vector<uint8_t>(words.size() * 4)};
+  std::memcpy(t.bytes.data(), words.data(), t.bytes.size());
+  return t;
+}
+
+inline Tensor fp16_tensor(const std::string& name, std::vector<int64_t> shape,
+                   const std::vector<float>& values) {
+  Tensor t{name, "F16", std::move(shape), std::vector<uint8_t>(values.size() * 2)};
+  for (size_t i = 0; i < values.size(); ++i) {
+    const uint16_t h = uint16_t(encode(DType::fp16(), values[i]));
+    std::memcpy(&t.bytes[2 * i], &h, 2);
+  }
+  return t;
+}
+
+}  // namespace qgemm::testing
