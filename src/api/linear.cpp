@@ -6,8 +6,8 @@
 
 #include "api/router.h"
 #include "backend/backend.h"
-#include "util/log.h"
 #include "util/error.h"
+#include "util/log.h"
 
 namespace qgemm {
 namespace detail {
@@ -125,8 +125,8 @@ Status Linear::prepare(int64_t max_tokens) {
   if (max_tokens <= 0)
     return invalid_argument(
         str("qgemm::Linear::prepare: max_tokens=", max_tokens, " must be positive"));
-  QGEMM_RETURN_IF_ERROR(out_of_memory_as_status(
-      "qgemm::Linear::prepare", [&] { return impl_->layer->prepare(max_tokens); }));
+  QGEMM_RETURN_IF_ERROR(out_of_memory_as_status("qgemm::Linear::prepare",
+                                                [&] { return impl_->layer->prepare(max_tokens); }));
   impl_->prepared_tokens = std::max(impl_->prepared_tokens, max_tokens);
   return Status();
 }
@@ -139,10 +139,14 @@ namespace {
 
 const char* act_scale_kind_name(ActScaleKind kind) {
   switch (kind) {
-    case ActScaleKind::kNone: return "no";
-    case ActScaleKind::kToken: return "per-token";
-    case ActScaleKind::kGroup: return "per-group";
-    case ActScaleKind::kTensor: return "per-tensor";
+    case ActScaleKind::kNone:
+      return "no";
+    case ActScaleKind::kToken:
+      return "per-token";
+    case ActScaleKind::kGroup:
+      return "per-group";
+    case ActScaleKind::kTensor:
+      return "per-tensor";
   }
   return "unknown";
 }

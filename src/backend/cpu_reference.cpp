@@ -4,9 +4,9 @@
 
 #include "qgemm/reference.h"
 #include "quant/dequantize_rows.h"
-#include "util/parallel.h"
 #include "util/error.h"
 #include "util/memory.h"
+#include "util/parallel.h"
 #include "util/random.h"
 
 namespace qgemm {

@@ -44,7 +44,8 @@ bool fits_one_wave(const MmaTile& tile, const GemmProblem& p) {
   if (!c.ok()) return false;
   const int64_t rows = 16LL * c->tiles_n * c->warps_n;
   const int64_t ctas = (p.n + rows - 1) / rows;
-  return ctas <= int64_t(mma_resident_estimate(*c, p.device)) * std::max(p.device.multiprocessors, 1);
+  return ctas <=
+         int64_t(mma_resident_estimate(*c, p.device)) * std::max(p.device.multiprocessors, 1);
 }
 
 // Whether the weight at this K may decode in two 512-K stages instead of four 256-K ones: no
@@ -148,9 +149,9 @@ class DenseMmaFamily final : public KernelFamily {
   Expected<FamilyProposal> propose(const GemmProblem& p) const override {
     const bool hopper = p.device.arch() == "sm_90a";
     FamilyProposal proposal;
-    for (const Bucket& b : hopper ? std::vector<Bucket>(std::begin(kHopperBuckets),
-                                                        std::end(kHopperBuckets))
-                                  : std::vector<Bucket>(std::begin(kBuckets), std::end(kBuckets))) {
+    for (const Bucket& b :
+         hopper ? std::vector<Bucket>(std::begin(kHopperBuckets), std::end(kHopperBuckets))
+                : std::vector<Bucket>(std::begin(kBuckets), std::end(kBuckets))) {
       auto c = mma_config_for(tile_for(b, p), p.weight, p.act, p.out, p.device);
       if (!c) {
         // Hopper's medium and large tiles only stand in for the wgmma family: without them the

@@ -11,10 +11,20 @@ namespace {
 // share 64 or 128 tokens, a third copies. They beat the mma.sync tiles from 33 tokens, and
 // expansion + cuBLAS up to medium batches (docs/design.md, "warp-specialized wgmma").
 constexpr int64_t kFromM = 33;
-const MmaTile kMediumTile = {.warps_n = 8, .frags_m = 8, .stages = 6, .stage_k = 128, .waves = 1,
-                             .wgmma = true, .warp_specialized = true};
-const MmaTile kLargeTile = {.warps_n = 8, .frags_m = 16, .stages = 5, .stage_k = 128, .waves = 1,
-                            .wgmma = true, .warp_specialized = true};
+const MmaTile kMediumTile = {.warps_n = 8,
+                             .frags_m = 8,
+                             .stages = 6,
+                             .stage_k = 128,
+                             .waves = 1,
+                             .wgmma = true,
+                             .warp_specialized = true};
+const MmaTile kLargeTile = {.warps_n = 8,
+                            .frags_m = 16,
+                            .stages = 5,
+                            .stage_k = 128,
+                            .waves = 1,
+                            .wgmma = true,
+                            .warp_specialized = true};
 
 // NOTE: a layer of few rows cannot fill the GPU with 128-row tiles at 33..64 tokens: the
 // medium bucket splits K 4+ ways in clusters whose sum costs more than it gains. There, 64-row
@@ -27,8 +37,14 @@ const MmaTile kLargeTile = {.warps_n = 8, .frags_m = 16, .stages = 5, .stage_k =
 // slower (docs/design.md, "kernel budget").
 constexpr int64_t kSmallNMaxM = 64;
 constexpr double kSmallNTileLoss = 0.135;
-const MmaTile kSmallNTile = {.warps_n = 4, .frags_m = 8, .stages = 6, .stage_k = 128, .waves = 1,
-                             .wgmma = true, .warp_specialized = true, .warps_k = 2};
+const MmaTile kSmallNTile = {.warps_n = 4,
+                             .frags_m = 8,
+                             .stages = 6,
+                             .stage_k = 128,
+                             .waves = 1,
+                             .wgmma = true,
+                             .warp_specialized = true,
+                             .warps_k = 2};
 
 // NOTE: the 256-token prescaled tile (two warpgroups of 64 rows x 256 tokens, a batch of
 // wgmmas per 64-K stage; kPsStageBatch in dense/mma_gemm.cuh) decodes each weight once per 256
@@ -37,9 +53,15 @@ const MmaTile kSmallNTile = {.warps_n = 4, .frags_m = 8, .stages = 6, .stage_k =
 // summed in a cluster, which pays except where its grid is small (wide_token_tile_fills). At
 // 257-384 tokens the 128-token tile's three token tiles beat its two
 // (docs/design.md, "256-token prescaled tiles").
-const MmaTile kWideTokenTile = {.warps_n = 8, .frags_m = 32, .stages = 6, .stage_k = 64,
-                                .waves = 1, .wgmma = true, .warp_specialized = true,
-                                .prescaled = true, .tma = true};
+const MmaTile kWideTokenTile = {.warps_n = 8,
+                                .frags_m = 32,
+                                .stages = 6,
+                                .stage_k = 64,
+                                .waves = 1,
+                                .wgmma = true,
+                                .warp_specialized = true,
+                                .prescaled = true,
+                                .tma = true};
 constexpr int64_t kWideTokenSplitMaxM = 256;      // one token tile, two K splits
 constexpr int64_t kNarrowTokenBetweenMaxM = 384;  // then three 128-token tiles
 
@@ -47,8 +69,13 @@ constexpr int64_t kNarrowTokenBetweenMaxM = 384;  // then three 128-token tiles
 // (their sum accumulator on top of 20-28 code words), where this 128-thread wgmma tile holds
 // 32 and is faster (docs/design.md, "float zero points after the MMA"). Above 128 tokens these
 // layers hand off to expansion + cuBLASLt where it has the activation / output pair.
-const MmaTile kWideFloatZeroTile = {.warps_n = 4, .warps_m = 2, .frags_m = 4, .stages = 4,
-                                    .stage_k = 128, .waves = 1, .wgmma = true};
+const MmaTile kWideFloatZeroTile = {.warps_n = 4,
+                                    .warps_m = 2,
+                                    .frags_m = 4,
+                                    .stages = 4,
+                                    .stage_k = 128,
+                                    .waves = 1,
+                                    .wgmma = true};
 
 // NOTE: prescaled ws tiles (tile part " ps": group scales multiply the decoded weights in bf16,
 // no partial sums, no flush, no drain at a stage's end; bf16 activations and output only) on

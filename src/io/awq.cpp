@@ -30,15 +30,19 @@ Expected<ImportedLinear> import_awq_linear(const SafetensorsCheckpoint& c,
   const SafetensorsTensor& sc = **scales;
   const int64_t k = qw.shape[0], words = qw.shape[1], n = words * 8;
   if (group_size <= 0 || k == 0 || n == 0 || k % group_size != 0)
-    return invalid_argument(str("AWQ layer '", prefix, "': group size ", group_size,
-                                " does not divide K=", k));
+    return invalid_argument(
+        str("AWQ layer '", prefix, "': group size ", group_size, " does not divide K=", k));
   const int64_t groups = k / group_size;
   if (sc.shape[0] != groups || sc.shape[1] != n)
-    return invalid_argument(str("AWQ layer: tensor '", prefix, ".scales' has the wrong shape; "
-                                "expected [", groups, ", ", n, "] for K=", k, ", N=", n));
+    return invalid_argument(str("AWQ layer: tensor '", prefix,
+                                ".scales' has the wrong shape; "
+                                "expected [",
+                                groups, ", ", n, "] for K=", k, ", N=", n));
   if (qz.shape[0] != groups || qz.shape[1] != words)
-    return invalid_argument(str("AWQ layer: tensor '", prefix, ".qzeros' has the wrong shape; "
-                                "expected [", groups, ", ", words, "] for K=", k, ", N=", n));
+    return invalid_argument(str("AWQ layer: tensor '", prefix,
+                                ".qzeros' has the wrong shape; "
+                                "expected [",
+                                groups, ", ", words, "] for K=", k, ", N=", n));
   if (*bias && (**bias).shape[0] != n)
     return invalid_argument(str("AWQ layer: tensor '", prefix, ".bias' has ", (**bias).shape[0],
                                 " values; expected N=", n));

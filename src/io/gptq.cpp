@@ -13,8 +13,8 @@ Expected<ImportedLinear> import_gptq_linear(const SafetensorsCheckpoint& c,
                                             const std::string& prefix, const GptqConfig& config) {
   const int bits = config.bits;
   if (bits != 2 && bits != 4 && bits != 8)
-    return unsupported(str("GPTQ layer '", prefix, "': ", bits,
-                           "-bit codes; the importer reads 2, 4 and 8 bits"));
+    return unsupported(
+        str("GPTQ layer '", prefix, "': ", bits, "-bit codes; the importer reads 2, 4 and 8 bits"));
   const int per_word = 32 / bits;
   const uint32_t mask = (1u << bits) - 1;
   auto qweight = checkpoint_tensor(c, "GPTQ", prefix + ".qweight", {"I32"}, 2);
@@ -31,8 +31,9 @@ Expected<ImportedLinear> import_gptq_linear(const SafetensorsCheckpoint& c,
   const int64_t groups = sc.shape[0];
   const int64_t group = config.group_size > 0 ? config.group_size : k;
   const auto shape_error = [&](const std::string& name, const std::string& want) {
-    return invalid_argument(str("GPTQ layer: tensor '", prefix, ".", name, "' has the wrong shape; ",
-                                want, " for K=", k, ", N=", n, ", group ", group));
+    return invalid_argument(str("GPTQ layer: tensor '", prefix, ".", name,
+                                "' has the wrong shape; ", want, " for K=", k, ", N=", n,
+                                ", group ", group));
   };
   if (n == 0 || k == 0) return shape_error("qweight", "non-empty");
   if (k % group != 0 || groups != k / group || sc.shape[1] != n)

@@ -12,8 +12,8 @@ namespace qgemm {
 
 /// The quantization section of a GPTQ checkpoint's config.json (quantize_config.json).
 struct GptqConfig {
-  int bits = 4;          ///< 2, 4 or 8
-  int group_size = 128;  ///< columns of K per scale; -1: one scale per output channel
+  int bits = 4;           ///< 2, 4 or 8
+  int group_size = 128;   ///< columns of K per scale; -1: one scale per output channel
   bool desc_act = false;  ///< act-order: g_idx assigns the columns of K to groups
   /// checkpoint_format "gptq_v2": zero points stored as they are. The original format ("gptq")
   /// stores each zero point minus one.

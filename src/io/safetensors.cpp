@@ -44,9 +44,12 @@ int json_depth(std::string_view text) {
   bool in_string = false, escaped = false;
   for (char c : text) {
     if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '{' || c == '[') {
@@ -106,8 +109,8 @@ Expected<SafetensorsTensor> read_entry(const std::string& file, const std::strin
   int64_t begin = 0, end = 0;
   if (!offsets->is_array() || offsets->size() != 2 || !as_size((*offsets)[0], begin) ||
       !as_size((*offsets)[1], end) || begin > end)
-    return invalid_argument(str(where, ": data_offsets must be [begin, end] with begin <= end, got ",
-                                offsets->dump()));
+    return invalid_argument(
+        str(where, ": data_offsets must be [begin, end] with begin <= end, got ", offsets->dump()));
   if (end > data_size)
     return invalid_argument(str(where, ": data_offsets [", begin, ", ", end,
                                 ") run past the end of the data (", data_size, " bytes)"));
@@ -142,9 +145,8 @@ Expected<std::shared_ptr<const void>> map_file(const std::string& path, int64_t&
     return Status(ErrorCode::kIoError,
                   str("safetensors file '", path, "': mmap failed: ", std::strerror(errno)));
   const size_t length = size_t(size);
-  return std::shared_ptr<const void>(p, [length](const void* q) {
-    ::munmap(const_cast<void*>(q), length);
-  });
+  return std::shared_ptr<const void>(
+      p, [length](const void* q) { ::munmap(const_cast<void*>(q), length); });
 }
 
 }  // namespace
@@ -182,13 +184,14 @@ Expected<SafetensorsFile> SafetensorsFile::validate(std::shared_ptr<const void> 
                                                     const std::string& name) {
   const std::string where = str("safetensors file '", name, "'");
   if (size < 8)
-    return invalid_argument(str(where, ": ", size, " bytes, shorter than the 8-byte header length"));
+    return invalid_argument(
+        str(where, ": ", size, " bytes, shorter than the 8-byte header length"));
   uint64_t header_length = 0;
   for (int i = 7; i >= 0; --i) header_length = header_length << 8 | bytes[i];
   if (header_length > uint64_t(std::min<int64_t>(size - 8, kMaxHeaderBytes)))
     return invalid_argument(str(where, ": header length ", header_length, " exceeds ",
-                                size - 8 < kMaxHeaderBytes ? "the file" : "the 100 MB limit",
-                                " (", size, " bytes)"));
+                                size - 8 < kMaxHeaderBytes ? "the file" : "the 100 MB limit", " (",
+                                size, " bytes)"));
   const std::string_view header(reinterpret_cast<const char*>(bytes + 8), header_length);
   if (json_depth(header) > kMaxJsonDepth)
     return invalid_argument(str(where, ": the header nests deeper than ", kMaxJsonDepth));
@@ -207,7 +210,8 @@ Expected<SafetensorsFile> SafetensorsFile::validate(std::shared_ptr<const void> 
   const int64_t data_size = size - 8 - int64_t(header_length);
   for (const auto& [key, value] : j.items()) {
     if (key == "__metadata__") {
-      if (!value.is_object()) return invalid_argument(str(where, ": __metadata__ is not an object"));
+      if (!value.is_object())
+        return invalid_argument(str(where, ": __metadata__ is not an object"));
       for (const auto& [mk, mv] : value.items()) {
         if (!mv.is_string())
           return invalid_argument(str(where, ": __metadata__ value '", mk, "' is not a string"));
@@ -252,8 +256,8 @@ Expected<SafetensorsCheckpoint> SafetensorsCheckpoint::open(const std::string& p
       try {
         j = json::parse(in);
       } catch (const json::exception& e) {
-        return invalid_argument(str("checkpoint index '", index.string(), "' is not JSON: ",
-                                    e.what()));
+        return invalid_argument(
+            str("checkpoint index '", index.string(), "' is not JSON: ", e.what()));
       }
       const auto map = j.find("weight_map");
       if (!j.is_object() || map == j.end() || !map->is_object())
@@ -284,8 +288,8 @@ Expected<SafetensorsCheckpoint> SafetensorsCheckpoint::open(const std::string& p
   for (const SafetensorsFile& f : c.files_)
     for (const SafetensorsTensor& t : f.tensors())
       if (!c.index_.emplace(t.name, &t).second)
-        return invalid_argument(str("checkpoint '", path, "': tensor '", t.name,
-                                    "' appears in two files"));
+        return invalid_argument(
+            str("checkpoint '", path, "': tensor '", t.name, "' appears in two files"));
   return c;
 }
 

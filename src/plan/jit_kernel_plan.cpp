@@ -115,16 +115,18 @@ void apply_kernel_budget(JitKernelPlan& plan) {
        kernels = distinct_kernels(b)) {
     size_t drop = b.size();
     for (size_t i = 0; i < b.size(); ++i)
-      if (b[i].droppable_loss > 0 && (drop == b.size() || b[i].droppable_loss < b[drop].droppable_loss))
+      if (b[i].droppable_loss > 0 &&
+          (drop == b.size() || b[i].droppable_loss < b[drop].droppable_loss))
         drop = i;
     if (drop == b.size()) return;
     if (kernels == kKernelBudget + 1 && b[drop].droppable_loss >= kExtraKernelGain) return;
     const int64_t lo = drop == 0 ? 1 : b[drop - 1].max_m + 1;
     const bool last = drop + 1 == b.size();
-    plan.notes.push_back(str("kernel budget: M ", lo, last ? "+" : str("-", b[drop].max_m),
-                             " runs on the ", last ? "previous" : "next", " bucket's kernel instead of ",
-                             b[drop].spec().config, " (measured at most ",
-                             static_cast<int>(b[drop].droppable_loss * 100 + 0.5), "% slower there)"));
+    plan.notes.push_back(
+        str("kernel budget: M ", lo, last ? "+" : str("-", b[drop].max_m), " runs on the ",
+            last ? "previous" : "next", " bucket's kernel instead of ", b[drop].spec().config,
+            " (measured at most ", static_cast<int>(b[drop].droppable_loss * 100 + 0.5),
+            "% slower there)"));
     if (drop + 1 == b.size()) {
       if (drop == 0) return;
       b[drop - 1].max_m = INT64_MAX;  // the bucket below takes every M above it

@@ -58,8 +58,8 @@ int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const De
   // programmatically, layers of fewer splits run slower than with the whole wave's
   // (docs/design.md, "splits and programmatic launch"). Why is not known; presumably
   // the next launch's CTAs, let in early by a half-filled wave, slow the running one.
-  const bool bytes_rule = device.arch() == "sm_90a" && !c.warp_specialized &&
-                          c.block_m() <= 16 && env_waves == 0 && !programmatic;
+  const bool bytes_rule = device.arch() == "sm_90a" && !c.warp_specialized && c.block_m() <= 16 &&
+                          env_waves == 0 && !programmatic;
   if (bytes_rule) {
     const double stage_bytes = 16.0 * c.tiles_n * c.warps_n * c.stage_k() * c.bits / 8.0;
     const double per_cta = std::max(1.0, (c.stages - 1) * stage_bytes);
@@ -152,13 +152,12 @@ MmaTailSplit mma_tail_split(const MmaGemmConfig& c, int64_t grid_x, int64_t grid
   const int64_t main_x = whole_waves * slots / grid_y;
   if (main_x < 1) return none;  // more token tiles than SMs: no whole column fits a wave
   const int64_t tail_ctas = (grid_x - main_x) * grid_y;
-  const int64_t tail_splits =
-      std::min<int64_t>({kMaxClusterSplits, slots / tail_ctas, k_stages / settings().split_min_stages});
+  const int64_t tail_splits = std::min<int64_t>(
+      {kMaxClusterSplits, slots / tail_ctas, k_stages / settings().split_min_stages});
   if (tail_splits < 2) return none;
   const int64_t saved_k = int64_t(k_stages) * c.stage_k() * (tail_splits - 1) / tail_splits;
   if (saved_k < 2048) return none;
   return {main_x, static_cast<int>(tail_splits)};
 }
-
 
 }  // namespace qgemm

@@ -81,7 +81,6 @@ Expected<MmaTile> MmaTile::parse(const std::string& text) {
   return t;
 }
 
-
 MmaTile mma_tile_of(const MmaGemmConfig& c) {
   MmaTile t;
   t.warps_n = c.warps_n, t.warps_m = c.warps_m, t.warps_k = c.warps_k;
@@ -199,6 +198,5 @@ Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& wei
   if (!s.ok()) return unsupported(s.message());
   return c;
 }
-
 
 }  // namespace qgemm

@@ -5,9 +5,9 @@
 #include "format/half.h"
 #include "qgemm/quantized.h"
 #include "quant/scale_recipe.h"
-#include "util/parallel.h"
 #include "util/error.h"
 #include "util/memory.h"
+#include "util/parallel.h"
 
 namespace qgemm {
 

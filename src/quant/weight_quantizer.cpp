@@ -5,9 +5,9 @@
 
 #include "qgemm/quantized.h"
 #include "quant/scale_recipe.h"
-#include "util/parallel.h"
 #include "util/error.h"
 #include "util/memory.h"
+#include "util/parallel.h"
 
 namespace qgemm {
 namespace {
@@ -52,9 +52,10 @@ Expected<QuantizedWeight> quantize_weights_checked(const HostValues& w, int64_t 
   auto elements = byte_count("quantize_weights: the weight", {experts, n, k}, 1);
   if (!elements) return elements.status();
   // Codes, each row's ranges per scale column (8 bytes), scales and zero points (4 bytes each).
-  const double need = double(*elements) * format.type.bits / 8 +
-                      double(experts) * double(n) * double(std::max<int64_t>(format.scale_cols(k), 1)) * 8 +
-                      double(experts) * double(format.scale_rows(n)) * double(format.scale_cols(k)) * 8;
+  const double need =
+      double(*elements) * format.type.bits / 8 +
+      double(experts) * double(n) * double(std::max<int64_t>(format.scale_cols(k), 1)) * 8 +
+      double(experts) * double(format.scale_rows(n)) * double(format.scale_cols(k)) * 8;
   QGEMM_RETURN_IF_ERROR(check_host_memory(
       str("quantize_weights: a [", experts, ", ", n, ", ", k, "] ", format.to_string(), " weight"),
       static_cast<int64_t>(std::min(need, 9e18))));

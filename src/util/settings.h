@@ -8,10 +8,10 @@ namespace qgemm {
 /// Switches are read once per process, at the first call of settings(); directories are read
 /// on each call of their function, so a process may point them elsewhere as it goes.
 struct Settings {
-  bool quiet = false;                ///< QGEMM_QUIET=1: no fallback notes on stderr
-  int threads = 0;                   ///< QGEMM_THREADS: CPU threads (0: every core)
-  std::string target_arch;           ///< QGEMM_TARGET_ARCH: run an older target's kernels
-  bool disable_disk_cache = false;   ///< QGEMM_DISABLE_DISK_CACHE=1: kernels in memory only
+  bool quiet = false;                   ///< QGEMM_QUIET=1: no fallback notes on stderr
+  int threads = 0;                      ///< QGEMM_THREADS: CPU threads (0: every core)
+  std::string target_arch;              ///< QGEMM_TARGET_ARCH: run an older target's kernels
+  bool disable_disk_cache = false;      ///< QGEMM_DISABLE_DISK_CACHE=1: kernels in memory only
   bool no_programmatic_launch = false;  ///< QGEMM_NO_PDL=1: plain launches everywhere
   // Split-K experiments (plan/mma_launch.h).
   int split_waves = 0;               ///< QGEMM_SPLIT_WAVES: CTAs per SM split-K aims at (0: tile's)

@@ -81,8 +81,8 @@ TEST(ConcurrentLayers, EightThreadsPlanningLayersShareTheirKernelsBuiltOnce) {
 
 TEST(ConcurrentLayers, EightThreadsCreatingAndRunningHostLayersGetTheBitsOfALoneRun) {
   const int64_t m = 3, n = 40, k = 256;
-  const QuantizedWeight w = *quantize_weights(HostValues::of(random_normal(n * k, 5, 0.05f)), 1,
-                                              n, k, *WeightFormat::parse("int4/g128/bf16"));
+  const QuantizedWeight w = *quantize_weights(HostValues::of(random_normal(n * k, 5, 0.05f)), 1, n,
+                                              k, *WeightFormat::parse("int4/g128/bf16"));
   const QuantizedActivations a = *quantize_activations(HostValues::of(random_normal(m * k, 6)), m,
                                                        k, *ActFormat::parse("bf16"));
   const auto run_once = [&](std::vector<uint16_t>& c) -> Status {

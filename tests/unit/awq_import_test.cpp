@@ -35,14 +35,15 @@ TEST(AwqImport, GemmLayoutReadsExactly) {
   std::vector<float> scales(groups * n);
   for (auto& v : q) v = rng() % 16;
   for (auto& v : zeros) v = rng() % 16;
-  for (auto& v : scales) v = float(decode(DType::fp16(), encode(DType::fp16(), 1e-3 * (1 + rng() % 50))));
+  for (auto& v : scales)
+    v = float(decode(DType::fp16(), encode(DType::fp16(), 1e-3 * (1 + rng() % 50))));
   const fs::path dir = fs::temp_directory_path() / ("qgemm-awq-" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  testing::write_safetensors(dir / "model.safetensors",
-                             {testing::int32_tensor("l.qweight", {k, n / 8}, awq_pack(q, k, n)),
-                              testing::int32_tensor("l.qzeros", {groups, n / 8},
-                                                    awq_pack(zeros, groups, n)),
-                              testing::fp16_tensor("l.scales", {groups, n}, scales)});
+  testing::write_safetensors(
+      dir / "model.safetensors",
+      {testing::int32_tensor("l.qweight", {k, n / 8}, awq_pack(q, k, n)),
+       testing::int32_tensor("l.qzeros", {groups, n / 8}, awq_pack(zeros, groups, n)),
+       testing::fp16_tensor("l.scales", {groups, n}, scales)});
   auto c = SafetensorsCheckpoint::open(dir.string());
   ASSERT_TRUE(c.ok()) << c.status().to_string();
   auto imported = import_awq_linear(*c, "l", group);

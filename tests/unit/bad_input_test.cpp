@@ -111,8 +111,8 @@ std::vector<BadInput> bad_inputs() {
       // Quantizing weights.
       {"K off the group", ErrorCode::kInvalidArgument, "not a multiple of the group size 128",
        [] {
-         return status_of(quantize_weights(HostValues::of(random_normal(32 * 200, 1)), 1, 32,
-                                           200, *WeightFormat::parse("int4/g128")));
+         return status_of(quantize_weights(HostValues::of(random_normal(32 * 200, 1)), 1, 32, 200,
+                                           *WeightFormat::parse("int4/g128")));
        }},
       {"N = 0", ErrorCode::kInvalidArgument, "N=0",
        [] {
@@ -182,7 +182,9 @@ std::vector<BadInput> bad_inputs() {
          return create_with(w, [](LinearOptions&) {});
        }},
       {"int8 output", ErrorCode::kInvalidArgument, "output type int8 is not supported",
-       [] { return create_with(small_weight(), [](LinearOptions& o) { o.out = DType::int_bits(8); }); }},
+       [] {
+         return create_with(small_weight(), [](LinearOptions& o) { o.out = DType::int_bits(8); });
+       }},
       {"device -3", ErrorCode::kInvalidArgument, "device -3",
        [] { return create_with(small_weight(), [](LinearOptions& o) { o.device = -3; }); }},
       {"device 99", ErrorCode::kInvalidArgument, "device 99 is not available",
@@ -242,14 +244,18 @@ std::vector<BadInput> bad_inputs() {
          });
        }},
       {"ue8m0 scale array", ErrorCode::kInvalidArgument, "a_scales.type is ue8m0",
-       [] { return run_with("e4m3/token", [](LinearArgs& a) { a.a_scales.type = DType::ue8m0(); }); }},
+       [] {
+         return run_with("e4m3/token", [](LinearArgs& a) { a.a_scales.type = DType::ue8m0(); });
+       }},
       // The reference.
       {"reference K mismatch", ErrorCode::kInvalidArgument, "activations have K=128",
        [] { return status_of(reference_gemm(small_acts("bf16", 2, 128), small_weight())); }},
       {"reference row outside M", ErrorCode::kInvalidArgument, "row 9 is outside M=4",
        [] { return status_of(reference_gemm(small_acts(), small_weight(), {}, {9})); }},
       {"reference bias size", ErrorCode::kInvalidArgument, "bias has 3 values, N=32",
-       [] { return status_of(reference_gemm(small_acts(), small_weight(), {1, 2, 3})); }},
+       [] {
+         return status_of(reference_gemm(small_acts(), small_weight(), {1, 2, 3}));
+       }},
       {"expert id out of range", ErrorCode::kInvalidArgument, "expert id 7",
        [] {
          Routing r{1, 1, {7}, {1.0f}};
@@ -266,7 +272,9 @@ std::vector<BadInput> bad_inputs() {
       {"tile counts", ErrorCode::kInvalidArgument, "every count must be positive",
        [] { return status_of(MmaTile::parse("w4x1 t1 f1 s1 k128")); }},
       {"size past 64 bits", ErrorCode::kInvalidArgument, "does not fit in 64 bits",
-       [huge] { return status_of(byte_count("a tensor", {huge, huge}, 1)); }},
+       [huge] {
+         return status_of(byte_count("a tensor", {huge, huge}, 1));
+       }},
   };
   return cases;
 }

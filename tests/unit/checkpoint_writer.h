@@ -19,16 +19,16 @@ struct Tensor {
   std::vector<uint8_t> bytes;
 };
 
-inline void write_safetensors(const std::filesystem::path& path, const std::vector<Tensor>& tensors) {
+inline void write_safetensors(const std::filesystem::path& path,
+                              const std::vector<Tensor>& tensors) {
   std::string header = "{";
   int64_t offset = 0;
   for (const Tensor& t : tensors) {
     std::string shape;
     for (int64_t d : t.shape) shape += (shape.empty() ? "" : ",") + std::to_string(d);
     header += (header.size() > 1 ? "," : "") + std::string("\"") + t.name + "\":{\"dtype\":\"" +
-              t.dtype + "\",\"shape\":[" + shape + "],\"data_offsets\":[" +
-              std::to_string(offset) + "," + std::to_string(offset + int64_t(t.bytes.size())) +
-              "]}";
+              t.dtype + "\",\"shape\":[" + shape + "],\"data_offsets\":[" + std::to_string(offset) +
+              "," + std::to_string(offset + int64_t(t.bytes.size())) + "]}";
     offset += int64_t(t.bytes.size());
   }
   header += "}";
@@ -41,14 +41,14 @@ inline void write_safetensors(const std::filesystem::path& path, const std::vect
 }
 
 inline Tensor int32_tensor(const std::string& name, std::vector<int64_t> shape,
-                    const std::vector<uint32_t>& words) {
+                           const std::vector<uint32_t>& words) {
   Tensor t{name, "I32", std::move(shape), std::vector<uint8_t>(words.size() * 4)};
   std::memcpy(t.bytes.data(), words.data(), t.bytes.size());
   return t;
 }
 
 inline Tensor fp16_tensor(const std::string& name, std::vector<int64_t> shape,
-                   const std::vector<float>& values) {
+                          const std::vector<float>& values) {
   Tensor t{name, "F16", std::move(shape), std::vector<uint8_t>(values.size() * 2)};
   for (size_t i = 0; i < values.size(); ++i) {
     const uint16_t h = uint16_t(encode(DType::fp16(), values[i]));

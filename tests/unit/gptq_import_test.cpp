@@ -31,11 +31,11 @@ using testing::write_safetensors;
 // A GPTQ layer as unpacked arrays, and its checkpoint.
 struct GptqLayer {
   int bits;
-  int64_t n, k, group;  // group = k for per-channel (group_size -1)
-  std::vector<uint32_t> q;       // [k][n]
-  std::vector<int32_t> zeros;    // [groups][n], as meant (not as stored)
-  std::vector<float> scales;     // [groups][n], fp16 values
-  std::vector<int32_t> g_idx;    // [k]
+  int64_t n, k, group;         // group = k for per-channel (group_size -1)
+  std::vector<uint32_t> q;     // [k][n]
+  std::vector<int32_t> zeros;  // [groups][n], as meant (not as stored)
+  std::vector<float> scales;   // [groups][n], fp16 values
+  std::vector<int32_t> g_idx;  // [k]
 };
 
 GptqLayer random_layer(int bits, int64_t n, int64_t k, int64_t group, bool symmetric,
@@ -48,7 +48,8 @@ GptqLayer random_layer(int bits, int64_t n, int64_t k, int64_t group, bool symme
     // 1 .. 2^bits - 1: a v1 checkpoint cannot store a zero point of 0 (it reads back as 2^bits,
     // the wrap test below).
     l.zeros.push_back(symmetric ? 1 << (bits - 1) : int32_t(1 + rng() % ((1u << bits) - 1)));
-    l.scales.push_back(float(decode(DType::fp16(), encode(DType::fp16(), 1e-3 * (1 + rng() % 97)))));
+    l.scales.push_back(
+        float(decode(DType::fp16(), encode(DType::fp16(), 1e-3 * (1 + rng() % 97)))));
   }
   for (int64_t i = 0; i < k; ++i) l.g_idx.push_back(int32_t(i / group));
   if (act_order) std::shuffle(l.g_idx.begin(), l.g_idx.end(), rng);
@@ -74,8 +75,8 @@ void write_gptq(const fs::path& path, const GptqLayer& l, bool v2, bool with_g_i
       fp16_tensor("layer.scales", {l.k / l.group, l.n}, l.scales),
   };
   if (with_g_idx)
-    tensors.push_back(int32_tensor("layer.g_idx", {l.k},
-                                   std::vector<uint32_t>(l.g_idx.begin(), l.g_idx.end())));
+    tensors.push_back(
+        int32_tensor("layer.g_idx", {l.k}, std::vector<uint32_t>(l.g_idx.begin(), l.g_idx.end())));
   write_safetensors(path, tensors);
 }
 
@@ -154,8 +155,9 @@ TEST_F(GptqImport, MalformedLayersAreClearErrors) {
     return r.ok() ? std::string("ok") : r.status().message();
   };
   EXPECT_NE(error_of("nope", {}).find("tensor 'nope.qweight' is missing"), std::string::npos);
-  EXPECT_NE(error_of("layer", {4, 64, false, false}).find("tensor 'layer.scales' has the wrong "
-                                                          "shape"),
+  EXPECT_NE(error_of("layer", {4, 64, false, false})
+                .find("tensor 'layer.scales' has the wrong "
+                      "shape"),
             std::string::npos);
   EXPECT_NE(error_of("layer", {3, 128, false, false}).find("reads 2, 4 and 8 bits"),
             std::string::npos);

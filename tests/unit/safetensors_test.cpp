@@ -1,7 +1,8 @@
 // The safetensors reader on well-formed and malformed files: every malformed one is a clear error
 // naming the file and the tensor.
-#include <gtest/gtest.h>
+#include "io/safetensors.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -10,8 +11,6 @@
 #include <fstream>
 #include <string>
 #include <vector>
-
-#include "io/safetensors.h"
 
 namespace qgemm {
 namespace {
@@ -115,8 +114,8 @@ TEST(Safetensors, MalformedFilesAreClearErrors) {
 class TempDirectory {
  public:
   TempDirectory() {
-    path_ = fs::temp_directory_path() / ("qgemm-st-" + std::to_string(::getpid()) + "-" +
-                                         std::to_string(counter_++));
+    path_ = fs::temp_directory_path() /
+            ("qgemm-st-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
     fs::create_directories(path_);
   }
   ~TempDirectory() { fs::remove_all(path_); }
@@ -129,8 +128,8 @@ class TempDirectory {
 };
 
 void write(const fs::path& p, const std::vector<uint8_t>& bytes) {
-  std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
-                                           std::streamsize(bytes.size()));
+  std::ofstream(p, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
 }
 
 TEST(Safetensors, ShardedCheckpointsLookUpTensorsAcrossFiles) {

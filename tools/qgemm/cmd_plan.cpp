@@ -8,16 +8,16 @@
 
 #include "api/router.h"
 #include "backend/cublaslt_library.h"
+#include "backend/device_presets.h"
 #include "commands.h"
-#include "layer_formats.h"
-#include "jit/kernel_loader.h"
 #include "jit/kernel_cache.h"
+#include "jit/kernel_loader.h"
+#include "layer_formats.h"
 #include "plan/jit_kernel_plan.h"
 #include "plan/mma_launch.h"
 #include "qgemm/device.h"
-#include "util/parallel.h"
 #include "util/error.h"
-#include "backend/device_presets.h"
+#include "util/parallel.h"
 #include "util/settings.h"
 
 namespace qgemm::cli {
@@ -101,18 +101,19 @@ int run_plan(const PlanOptions& o) {
 
   const int64_t max_m = *std::max_element(o.m.begin(), o.m.end());
   const bool cublas = !p.runtime_checks || cublaslt_library().ok();
-  auto plan =
-      plan_jit_kernels(o.n, o.k, wf, af.type, out, p.device_info, cublas, o.tuning_table);
+  auto plan = plan_jit_kernels(o.n, o.k, wf, af.type, out, p.device_info, cublas, o.tuning_table);
   if (!plan) return fail(plan.status());
   std::printf("plan     from %s\n", plan->source.c_str());
   for (const std::string& note : plan->notes) std::printf("  note: %s\n", note.c_str());
   std::vector<std::string> ranges;
   const std::vector<KernelSpec> specs = plan->kernels(max_m, &ranges);
-  const auto expansions = std::count_if(specs.begin(), specs.end(),
-                                        [](const KernelSpec& s) { return s.family == "dense_expand"; });
+  const auto expansions = std::count_if(
+      specs.begin(), specs.end(), [](const KernelSpec& s) { return s.family == "dense_expand"; });
   std::printf("kernels  %zu to compile for M up to %lld%s\n", specs.size(), (long long)max_m,
-              expansions > 0 ? str(" (", specs.size() - expansions, " GEMM kernels and the expansion "
-                                   "kernel every layer of the format shares)").c_str()
+              expansions > 0 ? str(" (", specs.size() - expansions,
+                                   " GEMM kernels and the expansion "
+                                   "kernel every layer of the format shares)")
+                                   .c_str()
                              : "");
   for (size_t i = 0; i < specs.size(); ++i) {
     std::printf("  M %-26s %s [%s]", ranges[i].c_str(), specs[i].family.c_str(),
@@ -124,8 +125,8 @@ int run_plan(const PlanOptions& o) {
   std::printf("per M\n");
   for (int64_t m : o.m) {
     if (plan->bucket_for(m).expand) {
-      std::printf("  M=%-6lld dense_expand: the packed weight to %s, then cuBLASLt\n",
-                  (long long)m, af.type.name().c_str());
+      std::printf("  M=%-6lld dense_expand: the packed weight to %s, then cuBLASLt\n", (long long)m,
+                  af.type.name().c_str());
       continue;
     }
     const MmaGemmConfig& c = plan->bucket_for(m).config;

@@ -7,11 +7,11 @@
 #include <vector>
 
 #include "bench/lib/autotune.h"
+#include "bench/lib/layer_memory.h"
 #include "commands.h"
 #include "layer_formats.h"
 #include "plan/tuning_table.h"
 #include "util/error.h"
-#include "bench/lib/layer_memory.h"
 
 namespace qgemm::cli {
 namespace {
@@ -154,10 +154,11 @@ void add_tune_command(CLI::App& app) {
       ->default_val(0.05);
   cmd->add_option("--repetitions", o->repetitions, "Timed graph replays per candidate")
       ->default_val(15);
-  cmd->add_option("--tiles", o->tiles,
-                  "Candidate tiles instead of the defaults (a fixed list plus the tiles of the layer's "
-                  "built-in plan), ';'-separated, e.g. "
-                  "\"w4x1 t1 f1 s6 k256 waves2;w4x2 t2 f4 s4 k128 waves2\"");
+  cmd->add_option(
+      "--tiles", o->tiles,
+      "Candidate tiles instead of the defaults (a fixed list plus the tiles of the layer's "
+      "built-in plan), ';'-separated, e.g. "
+      "\"w4x1 t1 f1 s6 k256 waves2;w4x2 t2 f4 s4 k128 waves2\"");
   cmd->callback([o] {
     const int rc = run_tune(*o);
     if (rc != 0) throw CLI::RuntimeError(rc);

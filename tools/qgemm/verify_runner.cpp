@@ -6,13 +6,13 @@
 #include <random>
 
 #include "api/host_run.h"
+#include "bench/lib/layer_memory.h"
 #include "layer_formats.h"
 #include "qgemm/device.h"
 #include "qgemm/linear.h"
 #include "qgemm/reference.h"
 #include "util/error.h"
 #include "util/random.h"
-#include "bench/lib/layer_memory.h"
 
 namespace qgemm::cli {
 namespace {
@@ -101,8 +101,7 @@ int run_verify(const VerifyOptions& o) {
   if (!moe && o.top_k > 0) return fail(invalid_argument("--topk needs --experts"));
 
   const int64_t experts = moe ? o.experts : 1;
-  if (Status fits = check_layer_fits(o.m, o.n, o.k, experts); !fits.ok())
-    return fail(fits);
+  if (Status fits = check_layer_fits(o.m, o.n, o.k, experts); !fits.ok()) return fail(fits);
   const auto w_values = random_normal(experts * o.n * o.k, o.seed, 0.05f);
   auto w = quantize_weights(HostValues::of(w_values), experts, o.n, o.k, wf);
   if (!w) return fail(w.status());
