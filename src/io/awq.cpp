@@ -22,8 +22,7 @@ Expected<ImportedLinear> import_awq_linear(const SafetensorsCheckpoint& c,
   auto qweight = checkpoint_tensor(c, "AWQ", prefix + ".qweight", {"I32"}, 2);
   auto qzeros = checkpoint_tensor(c, "AWQ", prefix + ".qzeros", {"I32"}, 2);
   auto scales = checkpoint_tensor(c, "AWQ", prefix + ".scales", {"F16", "BF16"}, 2);
-  auto bias = checkpoint_tensor(c, "AWQ", prefix + ".bias", {"F16", "BF16", "F32"}, 1, false);
-  for (const auto* t : {&qweight, &qzeros, &scales, &bias})
+  for (const auto* t : {&qweight, &qzeros, &scales})
     if (!*t) return t->status();
   const SafetensorsTensor& qw = **qweight;
   const SafetensorsTensor& qz = **qzeros;
@@ -43,9 +42,6 @@ Expected<ImportedLinear> import_awq_linear(const SafetensorsCheckpoint& c,
                                 ".qzeros' has the wrong shape; "
                                 "expected [",
                                 groups, ", ", words, "] for K=", k, ", N=", n));
-  if (*bias && (**bias).shape[0] != n)
-    return invalid_argument(str("AWQ layer: tensor '", prefix, ".bias' has ", (**bias).shape[0],
-                                " values; expected N=", n));
 
   ImportedLinear out;
   QuantizedWeight& w = out.weight;
@@ -66,8 +62,7 @@ Expected<ImportedLinear> import_awq_linear(const SafetensorsCheckpoint& c,
       w.scales[s] = value_at(sc, g * n + col);
       w.zeros[s] = float(column_code(qz, g, col, words));
     }
-  if (*bias)
-    for (int64_t i = 0; i < n; ++i) out.bias.push_back(value_at(**bias, i));
+  QGEMM_RETURN_IF_ERROR(read_bias(c, "AWQ", prefix, n, out.bias));
   QGEMM_RETURN_IF_ERROR(w.validate());
   return out;
 }

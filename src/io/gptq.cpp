@@ -21,8 +21,7 @@ Expected<ImportedLinear> import_gptq_linear(const SafetensorsCheckpoint& c,
   auto qzeros = checkpoint_tensor(c, "GPTQ", prefix + ".qzeros", {"I32"}, 2);
   auto scales = checkpoint_tensor(c, "GPTQ", prefix + ".scales", {"F16", "BF16"}, 2);
   auto g_idx = checkpoint_tensor(c, "GPTQ", prefix + ".g_idx", {"I32"}, 1, false);
-  auto bias = checkpoint_tensor(c, "GPTQ", prefix + ".bias", {"F16", "BF16", "F32"}, 1, false);
-  for (const auto* t : {&qweight, &qzeros, &scales, &g_idx, &bias})
+  for (const auto* t : {&qweight, &qzeros, &scales, &g_idx})
     if (!*t) return t->status();
   const SafetensorsTensor& qw = **qweight;
   const SafetensorsTensor& qz = **qzeros;
@@ -41,7 +40,6 @@ Expected<ImportedLinear> import_gptq_linear(const SafetensorsCheckpoint& c,
   if (qz.shape[0] != groups || qz.shape[1] * per_word != n)
     return shape_error("qzeros", str("expected [", groups, ", ", n / per_word, "]"));
   if (*g_idx && (**g_idx).shape[0] != k) return shape_error("g_idx", str("expected [", k, "]"));
-  if (*bias && (**bias).shape[0] != n) return shape_error("bias", str("expected [", n, "]"));
 
   // The group of each column of K, and the order that makes groups contiguous.
   std::vector<int32_t> group_of(k);
@@ -104,8 +102,7 @@ Expected<ImportedLinear> import_gptq_linear(const SafetensorsCheckpoint& c,
     }
   }
   if (reordered) out.k_order = order;
-  if (*bias)
-    for (int64_t i = 0; i < n; ++i) out.bias.push_back(value_at(**bias, i));
+  QGEMM_RETURN_IF_ERROR(read_bias(c, "GPTQ", prefix, n, out.bias));
   QGEMM_RETURN_IF_ERROR(w.validate());
   return out;
 }

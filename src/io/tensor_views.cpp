@@ -46,4 +46,16 @@ float value_at(const SafetensorsTensor& t, int64_t i) {
   return t.dtype == "BF16" ? bf16_to_float(h) : fp16_to_float(h);
 }
 
+Status read_bias(const SafetensorsCheckpoint& c, const char* producer, const std::string& prefix,
+                 int64_t n, std::vector<float>& out) {
+  auto bias = checkpoint_tensor(c, producer, prefix + ".bias", {"F16", "BF16", "F32"}, 1, false);
+  if (!bias) return bias.status();
+  if (*bias == nullptr) return Status();
+  if ((**bias).shape[0] != n)
+    return invalid_argument(str(producer, " layer: tensor '", prefix, ".bias' has ",
+                                (**bias).shape[0], " values; expected N=", n));
+  for (int64_t i = 0; i < n; ++i) out.push_back(value_at(**bias, i));
+  return Status();
+}
+
 }  // namespace qgemm

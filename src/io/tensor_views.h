@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "io/safetensors.h"
 #include "qgemm/status.h"
@@ -22,5 +23,9 @@ uint32_t word_at(const SafetensorsTensor& t, int64_t i);
 
 /// Element i of an F16, BF16 or F32 tensor, as float.
 float value_at(const SafetensorsTensor& t, int64_t i);
+
+/// Appends the bias `prefix.bias` ([n] F16, BF16 or F32) to `out`, if the checkpoint has one.
+Status read_bias(const SafetensorsCheckpoint& c, const char* producer, const std::string& prefix,
+                 int64_t n, std::vector<float>& out);
 
 }  // namespace qgemm

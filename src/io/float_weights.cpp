@@ -1,0 +1,90 @@
+#include "io/float_weights.h"
+
+#include <cstring>
+
+#include "io/tensor_views.h"
+#include "util/error.h"
+
+namespace qgemm {
+namespace {
+
+constexpr int64_t kBlock = 128;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+Expected<ImportedLinear> import_fp8_linear(const SafetensorsCheckpoint& c,
+                                           const std::string& prefix, const std::string& scale) {
+  auto weight = checkpoint_tensor(c, "FP8", prefix + ".weight", {"F8_E4M3"}, 2);
+  if (!weight) return weight.status();
+  const SafetensorsTensor* s = c.find(prefix + "." + scale);
+  if (s == nullptr)
+    return invalid_argument(str("FP8 layer: tensor '", prefix, ".", scale, "' is missing"));
+  if (s->dtype != "F32" && s->dtype != "BF16")
+    return invalid_argument(
+        str("FP8 layer: tensor '", prefix, ".", scale, "' is ", s->dtype, "; expected F32, BF16"));
+  const SafetensorsTensor& w = **weight;
+  const int64_t n = w.shape[0], k = w.shape[1];
+  ImportedLinear out;
+  WeightFormat& f = out.weight.format;
+  f.type = DType::e4m3();
+  f.scale_type = s->dtype == "BF16" ? DType::bf16() : DType::fp32();
+  const int64_t count = s->elements();
+  if (count == 1) {
+    f.scale_kind = ScaleKind::kTensor;
+  } else if (count == n && (s->shape.size() == 1 || (s->shape.size() == 2 && s->shape[1] == 1))) {
+    f.scale_kind = ScaleKind::kChannel;
+  } else if (s->shape.size() == 2 && s->shape[0] == ceil_div(n, kBlock) &&
+             s->shape[1] == k / kBlock && k % kBlock == 0) {
+    f.scale_kind = ScaleKind::kBlock;
+    f.group_n = f.group_k = kBlock;
+  } else {
+    return invalid_argument(str("FP8 layer: tensor '", prefix, ".", scale, "' has ", count,
+                                " values; for N=", n, ", K=", k, " expected 1 (tensor), ", n,
+                                " (channel) or [", ceil_div(n, kBlock), ", ", k / kBlock,
+                                "] (128 x 128 blocks)"));
+  }
+  QuantizedWeight& q = out.weight;
+  q.experts = 1, q.n = n, q.k = k;
+  // e4m3 bytes are the canonical 8-bit codes, row by row.
+  q.codes.assign(w.data, w.data + w.bytes);
+  for (int64_t i = 0; i < count; ++i) q.scales.push_back(value_at(*s, i));
+  QGEMM_RETURN_IF_ERROR(read_bias(c, "FP8", prefix, n, out.bias));
+  QGEMM_RETURN_IF_ERROR(q.validate());
+  return out;
+}
+
+Expected<ImportedLinear> import_modelopt_nvfp4_linear(const SafetensorsCheckpoint& c,
+                                                      const std::string& prefix) {
+  auto weight = checkpoint_tensor(c, "NVFP4", prefix + ".weight", {"U8"}, 2);
+  auto scale = checkpoint_tensor(c, "NVFP4", prefix + ".weight_scale", {"F8_E4M3"}, 2);
+  if (!weight) return weight.status();
+  if (!scale) return scale.status();
+  const SafetensorsTensor* global = c.find(prefix + ".weight_scale_2");
+  if (global == nullptr || global->dtype != "F32" || global->elements() != 1)
+    return invalid_argument(str("NVFP4 layer: tensor '", prefix,
+                                ".weight_scale_2' must hold one F32 value (the global scale)"));
+  const SafetensorsTensor& w = **weight;
+  const SafetensorsTensor& s = **scale;
+  const int64_t n = w.shape[0], k = w.shape[1] * 2;
+  if (k % 16 != 0 || s.shape[0] != n || s.shape[1] != k / 16)
+    return invalid_argument(str("NVFP4 layer: tensor '", prefix, ".weight_scale' has the wrong ",
+                                "shape; expected [", n, ", ", k / 16, "] for N=", n, ", K=", k));
+  ImportedLinear out;
+  QuantizedWeight& q = out.weight;
+  q.format = *WeightFormat::parse("nvfp4");
+  q.experts = 1, q.n = n, q.k = k;
+  // Two codes a byte, the even column low: the canonical LSB-first packing along K.
+  q.codes.assign(w.data, w.data + w.bytes);
+  for (int64_t i = 0; i < n * (k / 16); ++i)
+    q.scales.push_back(float(decode(DType::e4m3(), s.data[i])));
+  float g;
+  std::memcpy(&g, global->data, 4);
+  q.global = {g};
+  QGEMM_RETURN_IF_ERROR(read_bias(c, "NVFP4", prefix, n, out.bias));
+  QGEMM_RETURN_IF_ERROR(q.validate());
+  return out;
+}
+
+}  // namespace qgemm

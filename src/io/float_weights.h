@@ -1,0 +1,25 @@
+#pragma once
+
+#include <string>
+
+#include "io/gptq.h"
+#include "io/safetensors.h"
+#include "qgemm/status.h"
+
+namespace qgemm {
+
+/// Reads an FP8 (e4m3) linear layer `prefix` (prefix.weight F8_E4M3 [N, K]) with the float
+/// scales `prefix.<scale>` into the canonical layout, exactly. The scale tensor's shape names its
+/// granularity: one value (per tensor), [N] or [N, 1] (per output channel), or
+/// [ceil(N / 128), K / 128] (128 x 128 blocks). `scale` is "weight_scale_inv" for DeepSeek-style
+/// checkpoints and "weight_scale" for compressed-tensors' float-quantized ones; both multiply.
+Expected<ImportedLinear> import_fp8_linear(const SafetensorsCheckpoint& checkpoint,
+                                           const std::string& prefix, const std::string& scale);
+
+/// Reads a ModelOpt NVFP4 linear layer `prefix` (prefix.weight U8 [N, K / 2]: two e2m1 codes a
+/// byte, the even column in the low nibble; prefix.weight_scale F8_E4M3 [N, K / 16];
+/// prefix.weight_scale_2 F32, one value) into nvfp4 (e2m1/g16/e4m3/global), exactly.
+Expected<ImportedLinear> import_modelopt_nvfp4_linear(const SafetensorsCheckpoint& checkpoint,
+                                                      const std::string& prefix);
+
+}  // namespace qgemm
