@@ -34,6 +34,7 @@ set(cases
   "'g0'|bench|${WORK}/bad_weight.yaml"
   "of host memory|bench|${WORK}/huge.yaml"
   "unknown number type 'foo'|formats|--dump|foo"
+  "no config.json|inspect|${WORK}/missing_checkpoint"
   "'sm_12' is not a supported target|jit|check|--arch|sm_12"
 )
 set(failures "")

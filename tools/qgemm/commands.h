@@ -13,6 +13,7 @@ void add_demo_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_jit_command(CLI::App& app);
 void add_tune_command(CLI::App& app);
+void add_inspect_command(CLI::App& app);
 void add_bench_command(CLI::App& app, const std::string& command_line);
 
 }  // namespace qgemm::cli

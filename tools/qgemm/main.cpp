@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   qgemm::cli::add_verify_command(app);
   qgemm::cli::add_jit_command(app);
   qgemm::cli::add_tune_command(app);
+  qgemm::cli::add_inspect_command(app);
   std::string command_line = "qgemm";
   for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];
   qgemm::cli::add_bench_command(app, command_line);
