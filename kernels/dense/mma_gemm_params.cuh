@@ -39,7 +39,7 @@ struct MmaGemmParams {
   i32 k_stages;            ///< pipeline stages along the whole K; split z takes stages
                            ///< [z * k_stages / splits, (z + 1) * k_stages / splits)
   i32 cta_x0;              ///< CTA column of blockIdx.x 0: a launch may cover only the
-                           ///< columns from it (the tail split, plan/mma_gemm_policy.h)
+                           ///< columns from it (the tail split, plan/mma_launch.h)
 };
 
 }  // namespace qgemm
