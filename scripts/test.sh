@@ -1,8 +1,53 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs the whole test suite: unit (CPU), jit (NVRTC on the
-# CPU, including `qgemm jit check` for sm_80, sm_89 and sm_90a) and gpu (each test skips with a
-# message when there is no GPU).
+# Installs what is missing, builds and runs the test suites:
+#
+#   scripts/test.sh [--normal] [--sanitize] [--fuzz]
+#
+#   --normal    build/: unit (CPU), jit (NVRTC on the CPU, including `qgemm jit check` for
+#               sm_75, sm_80, sm_89 and sm_90a) and gpu (each test skips with a message when
+#               there is no GPU)
+#   --sanitize  build-sanitize/: the unit and jit suites, but not jit_check, under
+#               AddressSanitizer and UndefinedBehaviorSanitizer (GCC)
+#   --fuzz      scripts/fuzz.sh: every libFuzzer target for QGEMM_FUZZ_SECONDS (default 60)
+#
+# Without arguments all three run, one after the other (what CI runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
-ctest --test-dir build --output-on-failure -j "$(nproc)"
+
+normal=0 sanitize=0 fuzz=0
+for arg in "$@"; do
+  case $arg in
+    --normal) normal=1 ;;
+    --sanitize) sanitize=1 ;;
+    --fuzz) fuzz=1 ;;
+    *) echo "usage: $0 [--normal] [--sanitize] [--fuzz]" >&2; exit 2 ;;
+  esac
+done
+(($#)) || normal=1 sanitize=1 fuzz=1
+
+if ((normal)); then
+  scripts/setup.sh
+  ctest --test-dir build --output-on-failure -j "$(nproc)"
+fi
+
+if ((sanitize)); then
+  scripts/setup.sh --packages-only
+  # -O1 keeps the instrumented build short; -g1 gives the reports their lines.
+  cmake -S . -B build-sanitize -G Ninja -DQGEMM_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" >/dev/null
+  ninja -C build-sanitize
+  # Leaks and static-initialization order too; no suppressions are needed (NVRTC, which the jit
+  # tests load, reports nothing).
+  asan_options=detect_leaks=1:check_initialization_order=1:strict_init_order=1
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-$asan_options}
+  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
+  # jit_check compiles hundreds of kernels (the normal suite runs it); installed_package builds
+  # an outside program without the sanitizers against the instrumented library, which ASan will
+  # not run ("ASan runtime does not come first"), and checks packaging rather than code.
+  ctest --test-dir build-sanitize -L 'unit|jit' -E '^(jit_check|installed_package)$' \
+    --output-on-failure -j "$(nproc)"
+fi
+
+if ((fuzz)); then
+  scripts/fuzz.sh "${QGEMM_FUZZ_SECONDS:-60}"
+fi

@@ -9,6 +9,14 @@ namespace qgemm {
 
 // Fast fp16 / bf16 <-> float conversions for bulk data; round to nearest even like encode().
 
+// NOTE: clang before 15 has no _Float16 on x86 (the fuzz build uses clang 14); its storage-only
+// __fp16 converts alike, with F16C instructions under -mf16c (the fuzz build passes it).
+#if defined(__clang__) && __clang_major__ < 15
+using HostFp16 = __fp16;
+#else
+using HostFp16 = _Float16;
+#endif
+
 inline float bf16_to_float(uint16_t h) {
   const uint32_t u = static_cast<uint32_t>(h) << 16;
   float f;
@@ -25,13 +33,13 @@ inline uint16_t float_to_bf16(float f) {
 }
 
 inline float fp16_to_float(uint16_t h) {
-  _Float16 x;
+  HostFp16 x;
   std::memcpy(&x, &h, 2);
   return static_cast<float>(x);
 }
 
 inline uint16_t float_to_fp16(float f) {
-  const _Float16 x = static_cast<_Float16>(f);
+  const HostFp16 x = static_cast<HostFp16>(f);
   uint16_t h;
   std::memcpy(&h, &x, 2);
   return h;

@@ -37,7 +37,7 @@ void put_bytes(std::string& out, const std::string& s) {
 
 // A bounds-checked reader over an entry's payload.
 struct Reader {
-  const std::string& data;
+  std::string_view data;
   size_t pos = 0;
   bool ok = true;
   uint64_t u64() {
@@ -56,13 +56,15 @@ struct Reader {
       ok = false;
       return {};
     }
-    std::string s = data.substr(pos, n);
+    std::string s(data.substr(pos, n));
     pos += n;
     return s;
   }
 };
 
-std::string serialize(const CompiledKernel& k) {
+}  // namespace
+
+std::string KernelCache::serialize_entry(const CompiledKernel& k) {
   std::string payload;
   put_bytes(payload, k.key);
   put_bytes(payload, k.lowered_name);
@@ -77,8 +79,6 @@ std::string serialize(const CompiledKernel& k) {
   put_u64(out, fnv1a64(payload));
   return out + payload;
 }
-
-}  // namespace
 
 struct KernelCache::State {
   std::mutex mutex;
@@ -118,8 +118,13 @@ Expected<CompiledKernel> KernelCache::read_entry(const std::string& path, const 
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status(ErrorCode::kNotFound, str("no cache entry ", path));
   std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parse_entry(data, key, path);
+}
+
+Expected<CompiledKernel> KernelCache::parse_entry(std::string_view data, const std::string& key,
+                                                  const std::string& source) {
   auto corrupt = [&](const char* why) {
-    return Status(ErrorCode::kIoError, str("cache entry ", path, " is corrupt (", why, ")"));
+    return Status(ErrorCode::kIoError, str("cache entry ", source, " is corrupt (", why, ")"));
   };
   if (data.size() < 28 || std::memcmp(data.data(), kMagic, 8) != 0) return corrupt("bad header");
   uint32_t version;
@@ -128,7 +133,7 @@ Expected<CompiledKernel> KernelCache::read_entry(const std::string& path, const 
   uint64_t size, checksum;
   std::memcpy(&size, data.data() + 12, 8);
   std::memcpy(&checksum, data.data() + 20, 8);
-  const std::string payload = data.substr(28);
+  const std::string_view payload = data.substr(28);
   if (payload.size() != size) return corrupt("truncated");
   if (fnv1a64(payload) != checksum) return corrupt("checksum mismatch");
   Reader r{payload};
@@ -159,7 +164,7 @@ Status KernelCache::write_entry(const CompiledKernel& kernel) {
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
     if (!out) return Status(ErrorCode::kIoError, str("cannot write ", temp));
-    const std::string bytes = serialize(kernel);
+    const std::string bytes = serialize_entry(kernel);
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     out.flush();
     if (!out) {

@@ -3,6 +3,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "jit/kernel_spec.h"
@@ -57,6 +58,12 @@ class KernelCache {
 
   /// Reads and checks one disk entry; an error when missing, truncated or corrupt.
   static Expected<CompiledKernel> read_entry(const std::string& path, const std::string& key);
+  /// Checks and decodes `data`, the bytes of one disk entry, as read_entry does after reading
+  /// the file (the fuzzers call it on arbitrary bytes); `source` names the entry in errors.
+  static Expected<CompiledKernel> parse_entry(std::string_view data, const std::string& key,
+                                              const std::string& source);
+  /// The bytes of the disk entry for `kernel`, which parse_entry reads back.
+  static std::string serialize_entry(const CompiledKernel& kernel);
   std::string entry_path(const std::string& key) const;
 
  private:

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 
 #include "jit/kernel_cache.h"
 #include "util/error.h"
@@ -24,6 +25,22 @@ namespace fs = std::filesystem;
 
 constexpr const char* kSchema = "qgemm-tuning/1";
 
+// A value of the wrong kind, which nlohmann's get<>() would convert instead of rejecting.
+struct BadValue : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::string describe(const json& v) { return v.is_number() ? v.dump() : v.type_name(); }
+
+// j[key] as an int64. NOTE: get<int64_t>() also converts floats (undefined behavior beyond the
+// int64 range), booleans and unsigned values above INT64_MAX; tables hold JSON integers only.
+int64_t get_int(const json& j, const char* key) {
+  const json& v = j.at(key);
+  if (v.is_number_integer() && !(v.is_number_unsigned() && v.get<uint64_t>() > INT64_MAX))
+    return v.get<int64_t>();
+  throw BadValue(str("\"", key, "\" must be an integer in the int64 range, got ", describe(v)));
+}
+
 json bucket_json(const TunedBucket& b) {
   json j;
   j["max_m"] = b.max_m == INT64_MAX ? json(nullptr) : json(b.max_m);
@@ -36,7 +53,7 @@ Expected<TunedBucket> bucket_from(const json& j, const std::string& where) {
   TunedBucket b;
   if (!j.contains("max_m") || !j.contains("kernel"))
     return invalid_argument(str(where, ": a bucket needs \"max_m\" and \"kernel\""));
-  b.max_m = j["max_m"].is_null() ? INT64_MAX : j["max_m"].get<int64_t>();
+  b.max_m = j["max_m"].is_null() ? INT64_MAX : get_int(j, "max_m");
   const std::string kernel = j["kernel"].get<std::string>();
   if (kernel == "expand+cublaslt") {
     b.expand = true;
@@ -53,25 +70,30 @@ Expected<TunedBucket> bucket_from(const json& j, const std::string& where) {
   return b;
 }
 
-Expected<TuningTable> parse_table(const std::string& text, const std::string& path) {
+}  // namespace
+
+Expected<TuningTable> parse_tuning_table(const std::string& text, const std::string& source) {
   TuningTable t;
   try {
     const json j = json::parse(text);
     if (j.value("schema", "") != kSchema)
       return invalid_argument(
-          str("tuning table ", path, ": schema '", j.value("schema", ""), "' is not ", kSchema));
+          str("tuning table ", source, ": schema '", j.value("schema", ""), "' is not ", kSchema));
     t.device = j.at("device").get<std::string>();
     t.arch = j.value("arch", "");
     t.created = j.value("created", "");
     for (const json& l : j.at("layers")) {
       TunedLayer layer;
-      layer.n = l.at("n").get<int64_t>();
-      layer.k = l.at("k").get<int64_t>();
+      layer.n = get_int(l, "n");
+      layer.k = get_int(l, "k");
       layer.weight = l.at("weight").get<std::string>();
       layer.act = l.at("act").get<std::string>();
       layer.out = l.at("out").get<std::string>();
       const std::string where =
-          str("tuning table ", path, ", layer n=", layer.n, " k=", layer.k, " ", layer.weight);
+          str("tuning table ", source, ", layer n=", layer.n, " k=", layer.k, " ", layer.weight);
+      // The planner's nearest-shape fallback takes logarithms of n and k.
+      if (layer.n < 1 || layer.k < 1)
+        return invalid_argument(str(where, ": n and k must be positive"));
       for (const json& b : l.at("buckets")) {
         auto bucket = bucket_from(b, where);
         if (!bucket) return bucket.status();
@@ -86,19 +108,18 @@ Expected<TuningTable> parse_table(const std::string& text, const std::string& pa
         return invalid_argument(str(where, ": the first bucket must be an mma_gemm tile"));
       if (l.contains("measured"))
         for (const json& m : l["measured"])
-          layer.measured.push_back({m.at("m").get<int64_t>(), m.at("best").get<std::string>(),
-                                    m.at("chosen").get<std::string>(),
-                                    m.at("best_us").get<double>(),
-                                    m.at("chosen_us").get<double>()});
+          layer.measured.push_back(
+              {get_int(m, "m"), m.at("best").get<std::string>(), m.at("chosen").get<std::string>(),
+               m.at("best_us").get<double>(), m.at("chosen_us").get<double>()});
       t.layers.push_back(std::move(layer));
     }
   } catch (const json::exception& e) {
-    return invalid_argument(str("tuning table ", path, ": ", e.what()));
+    return invalid_argument(str("tuning table ", source, ": ", e.what()));
+  } catch (const BadValue& e) {
+    return invalid_argument(str("tuning table ", source, ": ", e.what()));
   }
   return t;
 }
-
-}  // namespace
 
 const TunedLayer* TuningTable::find(int64_t n, int64_t k, const std::string& weight,
                                     const std::string& act, const std::string& out) const {
@@ -122,10 +143,10 @@ Expected<TuningTable> read_tuning_table(const std::string& path) {
   if (!in) return Status(ErrorCode::kNotFound, str("tuning table ", path, ": cannot open"));
   std::stringstream text;
   text << in.rdbuf();
-  return parse_table(text.str(), path);
+  return parse_tuning_table(text.str(), path);
 }
 
-Status write_tuning_table(const TuningTable& t, const std::string& path) {
+std::string tuning_table_text(const TuningTable& t) {
   json j;
   j["schema"] = kSchema;
   j["device"] = t.device;
@@ -150,6 +171,10 @@ Status write_tuning_table(const TuningTable& t, const std::string& path) {
                                 {"chosen_us", m.chosen_us}});
     j["layers"].push_back(lj);
   }
+  return j.dump(2) + "\n";
+}
+
+Status write_tuning_table(const TuningTable& t, const std::string& path) {
   std::error_code ec;
   const fs::path p(path);
   if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
@@ -158,7 +183,7 @@ Status write_tuning_table(const TuningTable& t, const std::string& path) {
   {
     std::ofstream out(tmp);
     if (!out) return Status(ErrorCode::kInternal, str("tuning table ", path, ": cannot write"));
-    out << j.dump(2) << "\n";
+    out << tuning_table_text(t);
     if (!out) return Status(ErrorCode::kInternal, str("tuning table ", path, ": write failed"));
   }
   fs::rename(tmp, p, ec);

@@ -55,6 +55,11 @@ struct TuningTable {
 /// JSON (schema "qgemm-tuning/1"). Errors name the file and what is wrong in it.
 Expected<TuningTable> read_tuning_table(const std::string& path);
 Status write_tuning_table(const TuningTable& table, const std::string& path);
+/// What read_tuning_table does with the file's text (the fuzzers call it on arbitrary bytes);
+/// `source` names the table in errors.
+Expected<TuningTable> parse_tuning_table(const std::string& text, const std::string& source);
+/// The text write_tuning_table writes, which parse_tuning_table reads back.
+std::string tuning_table_text(const TuningTable& table);
 
 /// Where `qgemm tune` writes by default: tuning_dir()/<device name>.json.
 std::string default_tuning_path(const DeviceInfo& device);

@@ -1,0 +1,17 @@
+// ActFormat::parse on arbitrary bytes: it must return an error or a valid format whose canonical
+// spec parses back to the same format and prints unchanged.
+#include "fuzz/fuzz_check.h"
+#include "qgemm/format.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using qgemm::fuzz::check;
+  auto format = qgemm::ActFormat::parse(qgemm::fuzz::as_text(data, size));
+  if (!format) return 0;
+  check(format->validate().ok());
+  const std::string canonical = format->to_string();
+  auto again = qgemm::ActFormat::parse(canonical);
+  check(again.ok() && *again == *format && again->to_string() == canonical);
+  // Scale shapes divide by the group size the parser accepted.
+  check(format->scale_cols(4096) >= 0);
+  return 0;
+}
