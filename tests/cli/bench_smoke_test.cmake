@@ -1,14 +1,14 @@
 # `qgemm bench smoke.yaml --backend cpu` must write a valid report and a plot on any machine.
-# Run by CTest with -DQGEMM=<cli> -DRECIPE=<smoke.yaml> -DOUT=<dir>.
-file(REMOVE_RECURSE ${OUT})
-file(MAKE_DIRECTORY ${OUT})
+# Run by CTest with -DQGEMM=<cli> -DRECIPE=<smoke.yaml> -DWORK=<dir>.
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
 execute_process(
-  COMMAND ${QGEMM} bench ${RECIPE} --backend cpu --out ${OUT}/smoke.json --plot ${OUT}/smoke.svg
+  COMMAND ${QGEMM} bench ${RECIPE} --backend cpu --out ${WORK}/smoke.json --plot ${WORK}/smoke.svg
   RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "qgemm bench exited with ${rc}\n${stdout}\n${stderr}")
 endif()
-file(READ ${OUT}/smoke.json report)
+file(READ ${WORK}/smoke.json report)
 string(JSON schema GET "${report}" schema)
 if(NOT schema STREQUAL "qgemm-bench/1")
   message(FATAL_ERROR "unexpected schema '${schema}'")
@@ -34,7 +34,7 @@ foreach(i RANGE ${last})
   endif()
   math(EXPR timed "${timed} + 1")
 endforeach()
-file(READ ${OUT}/smoke.svg svg LIMIT 200)
+file(READ ${WORK}/smoke.svg svg LIMIT 200)
 if(NOT svg MATCHES "<svg")
   message(FATAL_ERROR "smoke.svg is not an SVG document")
 endif()

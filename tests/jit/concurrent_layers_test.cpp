@@ -21,20 +21,6 @@ using testing::TempDir;
 
 constexpr int kThreads = 8;
 
-// Starts kThreads threads that wait for each other, then run fn(thread index) together.
-template <typename Fn>
-void run_together(Fn&& fn) {
-  std::atomic<int> ready{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t)
-    threads.emplace_back([&, t] {
-      ++ready;
-      while (ready < kThreads) std::this_thread::yield();
-      fn(t);
-    });
-  for (auto& t : threads) t.join();
-}
-
 TEST(ConcurrentLayers, EightThreadsPlanningLayersShareTheirKernelsBuiltOnce) {
   QGEMM_REQUIRE_NVRTC();
   TempDir dir;
@@ -45,7 +31,7 @@ TEST(ConcurrentLayers, EightThreadsPlanningLayersShareTheirKernelsBuiltOnce) {
                            "e2m1/g32/ue8m0"};
   std::vector<std::vector<std::string>> cubins(kThreads);
   std::vector<std::string> errors(kThreads);
-  run_together([&](int t) {
+  testing::run_together(kThreads, [&](int t) {
     auto plan = plan_jit_kernels(4096, 4096, *WeightFormat::parse(formats[t % 4]), DType::bf16(),
                                  DType::bf16(), a100, true, kNoTuningTable);
     if (!plan) {
@@ -102,7 +88,7 @@ TEST(ConcurrentLayers, EightThreadsCreatingAndRunningHostLayersGetTheBitsOfALone
   ASSERT_TRUE(run_once(alone).ok());
   std::vector<std::vector<uint16_t>> got(kThreads);
   std::vector<Status> status(kThreads);
-  run_together([&](int t) { status[t] = run_once(got[t]); });
+  testing::run_together(kThreads, [&](int t) { status[t] = run_once(got[t]); });
   for (int t = 0; t < kThreads; ++t) {
     ASSERT_TRUE(status[t].ok()) << "thread " << t << ": " << status[t].to_string();
     EXPECT_EQ(got[t], alone) << "thread " << t;

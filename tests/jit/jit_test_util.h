@@ -4,6 +4,8 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +21,20 @@
 #include "util/error.h"
 
 namespace qgemm::testing {
+
+/// Starts `threads` threads that wait for one another, then call fn(thread index) at once.
+template <typename Fn>
+void run_together(int threads, Fn&& fn) {
+  std::atomic<int> ready{0};
+  std::vector<std::thread> running;
+  for (int t = 0; t < threads; ++t)
+    running.emplace_back([&, t] {
+      ++ready;
+      while (ready < threads) std::this_thread::yield();
+      fn(t);
+    });
+  for (auto& t : running) t.join();
+}
 
 /// Skips the current test, visibly, when NVRTC cannot be loaded.
 #define QGEMM_REQUIRE_NVRTC()                                                    \

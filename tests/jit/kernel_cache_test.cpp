@@ -105,16 +105,10 @@ TEST(KernelCache, ThreadsRacingOnOneKeyShareOneBuild) {
   const KernelSpec spec = tiny_spec(3);
   constexpr int kThreads = 8;
   std::vector<const CompiledKernel*> got(kThreads, nullptr);
-  std::atomic<int> ready{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t)
-    threads.emplace_back([&, t] {
-      ++ready;
-      while (ready < kThreads) std::this_thread::yield();
-      auto k = cache.get(spec);
-      if (k) got[t] = k->get();
-    });
-  for (auto& t : threads) t.join();
+  testing::run_together(kThreads, [&](int t) {
+    auto k = cache.get(spec);
+    if (k) got[t] = k->get();
+  });
   for (int t = 0; t < kThreads; ++t) {
     ASSERT_NE(nullptr, got[t]) << "thread " << t;
     EXPECT_EQ(got[0], got[t]) << "thread " << t;

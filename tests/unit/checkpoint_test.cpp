@@ -18,19 +18,13 @@ namespace {
 namespace fs = std::filesystem;
 using testing::Tensor;
 
-class CheckpointDetection : public ::testing::Test {
+class CheckpointDetection : public testing::CheckpointTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("qgemm-ckpt-" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   void write(const std::string& quantization, const std::vector<Tensor>& tensors) {
     std::ofstream(dir_ / "config.json")
         << R"({"model_type": "llama", "quantization_config": )" << quantization << "}";
     testing::write_safetensors(dir_ / "model.safetensors", tensors);
   }
-  fs::path dir_;
 };
 
 // A symmetric 4-bit GPTQ layer of N=16, K=64, group 32 (v1 zero points: 8 stored as 7).

@@ -1,6 +1,9 @@
 // Writes small safetensors checkpoints for the importer tests, from a producer's published layout.
 #pragma once
 
+#include <gtest/gtest.h>
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -11,6 +14,19 @@
 #include "qgemm/dtype.h"
 
 namespace qgemm::testing {
+
+/// A test fixture with a fresh directory to write a checkpoint into, removed afterwards.
+class CheckpointTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("qgemm-checkpoint-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+};
 
 /// One tensor to write: its name, safetensors dtype, shape and little-endian bytes.
 struct Tensor {

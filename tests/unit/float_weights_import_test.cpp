@@ -40,18 +40,12 @@ std::vector<uint8_t> e4m3_codes(size_t count, std::mt19937& rng, bool positive =
   return codes;
 }
 
-class FloatWeightsImport : public ::testing::Test {
+class FloatWeightsImport : public testing::CheckpointTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("qgemm-fp8-" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   Expected<SafetensorsCheckpoint> write(const std::vector<Tensor>& tensors) {
     testing::write_safetensors(dir_ / "model.safetensors", tensors);
     return SafetensorsCheckpoint::open(dir_.string());
   }
-  fs::path dir_;
 };
 
 TEST_F(FloatWeightsImport, Fp8BlocksChannelsAndTensorScales) {

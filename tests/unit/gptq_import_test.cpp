@@ -80,14 +80,8 @@ void write_gptq(const fs::path& path, const GptqLayer& l, bool v2, bool with_g_i
   write_safetensors(path, tensors);
 }
 
-class GptqImport : public ::testing::Test {
+class GptqImport : public testing::CheckpointTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("qgemm-gptq-" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // Writes the layer, imports it and checks every weight against the unpacked arrays.
   void expect_exact(const GptqLayer& l, const GptqConfig& config, bool with_g_idx,
                     const std::string& want_format) {
@@ -109,8 +103,6 @@ class GptqImport : public ::testing::Test {
       }
     }
   }
-
-  fs::path dir_;
 };
 
 TEST_F(GptqImport, SymmetricFourBitV1BecomesInt4) {
