@@ -55,7 +55,10 @@ for tool in "${tools[@]}"; do
     "$tool_bin" --tool "$tool" "${extra[@]}" --error-exitcode 99 "$BIN/qgemm" verify $args \
       >> "$log" 2>&1
     rc=$?
-    errors=$(tail -n 30 "$log" | grep -oE "ERROR SUMMARY: [0-9]+" | tail -n 1 | grep -oE "[0-9]+")
+    # memcheck, synccheck and initcheck end with "ERROR SUMMARY: N errors", racecheck with
+    # "RACECHECK SUMMARY: H hazards displayed (N errors, W warnings)".
+    errors=$(tail -n 30 "$log" | grep -oE "ERROR SUMMARY: [0-9]+|\([0-9]+ errors" | tail -n 1 |
+      grep -oE "[0-9]+")
     printf "%-10s %-24s rc=%-3s errors=%s\n" "$tool" "$name" "$rc" "${errors:-?}"
     [ "$rc" -ne 0 ] && status=1
   done <<< "$cases"

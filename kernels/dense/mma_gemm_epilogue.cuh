@@ -94,7 +94,16 @@ QGEMM_DEVICE void MmaGemm<Cfg>::cluster_sum_and_store(const MmaGemmParams& p, co
   // (docs/design.md, "cluster sum by pieces").
   constexpr int kStride = kWs ? kTileStride : kRedRows;
   float* red = reinterpret_cast<float*>(smem);  // [token][kStride] partial tile
-  __syncthreads();                              // nobody reads the ring any more
+  // Nobody reads the ring any more. In the warp-specialized tile every copy into the ring has
+  // landed once the compute warps have waited for their last stage, so only they synchronize
+  // here; the copy warpgroup comes from its own branch, and a CTA-wide bar.sync reached from two
+  // places in the code is not allowed (PTX: the .aligned form; compute-sanitizer's synccheck
+  // reports it). cluster_sync below is the first barrier of all the CTA's threads.
+  if constexpr (kWs) {
+    if (acc != nullptr) sync_compute_threads();
+  } else {
+    __syncthreads();
+  }
   if constexpr (kBf16PairSum) {
     if (cluster_ctas() == 2) {
       cluster_sum_pair_bf16(p, w, smem, acc, warp_n, warp_m, lane);
