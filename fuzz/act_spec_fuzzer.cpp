@@ -1,17 +1,25 @@
-// ActFormat::parse on arbitrary bytes: it must return an error or a valid format whose canonical
-// spec parses back to the same format and prints unchanged.
+// ActFormat::parse on each line of arbitrary bytes: it must return an error or a valid format
+// whose canonical spec parses back to the same format and prints unchanged.
 #include "fuzz/fuzz_check.h"
 #include "qgemm/format.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+void check_spec(std::string_view spec) {
   using qgemm::fuzz::check;
-  auto format = qgemm::ActFormat::parse(qgemm::fuzz::as_text(data, size));
-  if (!format) return 0;
+  auto format = qgemm::ActFormat::parse(spec);
+  if (!format) return;
   check(format->validate().ok());
   const std::string canonical = format->to_string();
   auto again = qgemm::ActFormat::parse(canonical);
   check(again.ok() && *again == *format && again->to_string() == canonical);
   // Scale shapes divide by the group size the parser accepted.
   check(format->scale_cols(4096) >= 0);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  qgemm::fuzz::for_each_line(data, size, check_spec);
   return 0;
 }

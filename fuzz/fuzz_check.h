@@ -11,6 +11,19 @@ inline std::string_view as_text(const uint8_t* data, size_t size) {
   return {reinterpret_cast<const char*>(data), size};
 }
 
+/// Calls fn on each line of the input (split at '\n'): a spec fuzzer's input is a list of
+/// specs, so one seed file holds many and a mutation can move tokens between them.
+template <typename Fn>
+void for_each_line(const uint8_t* data, size_t size, Fn&& fn) {
+  std::string_view text = as_text(data, size);
+  for (;;) {
+    const size_t end = text.find('\n');
+    fn(text.substr(0, end));
+    if (end == std::string_view::npos) return;
+    text.remove_prefix(end + 1);
+  }
+}
+
 /// A broken property is a crash, so libFuzzer stops and saves the input that broke it.
 inline void check(bool property) {
   if (!property) __builtin_trap();
