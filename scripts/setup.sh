@@ -3,20 +3,23 @@
 # The CUDA toolkit (headers and NVRTC, 12.x or 13.x) must already be installed: qgemm loads the
 # driver, NVRTC and cuBLASLt at run time, so no GPU is needed to build, test or run on the CPU.
 #
-#   scripts/setup.sh [--packages-only] [--fuzz]
+#   scripts/setup.sh [--packages-only] [--fuzz] [--python]
 #
 #   --packages-only  install what is missing and check CUDA, but do not build build/
 #   --fuzz           also install clang and its libFuzzer runtime (scripts/fuzz.sh needs them)
+#   --python         also make sure python3 has venv and its C headers (pip install . needs them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build=1
 fuzz=0
+python=0
 for arg in "$@"; do
   case $arg in
     --packages-only) build=0 ;;
     --fuzz) fuzz=1 ;;
-    *) echo "usage: $0 [--packages-only] [--fuzz]" >&2; exit 2 ;;
+    --python) python=1 ;;
+    *) echo "usage: $0 [--packages-only] [--fuzz] [--python]" >&2; exit 2 ;;
   esac
 done
 
@@ -52,6 +55,13 @@ if ((fuzz)); then
     install_missing libclang-rt-dev
     libfuzzer_links || { echo "qgemm setup: clang++ cannot link libFuzzer targets" >&2; exit 1; }
   fi
+fi
+
+if ((python)); then
+  # A python3 of the system's (Debian splits venv and the headers off); one of pyenv's has both.
+  python3 -c 'import ensurepip' >/dev/null 2>&1 || install_missing python3-venv
+  python3 -c 'import os, sysconfig; assert os.path.exists(sysconfig.get_paths()["include"] + "/Python.h")' \
+    >/dev/null 2>&1 || install_missing python3-dev
 fi
 
 cuda_home=${CUDA_HOME:-/usr/local/cuda}

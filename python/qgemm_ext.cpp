@@ -1,0 +1,400 @@
+// The Python extension qgemm._qgemm: nanobind over the public C++ API (include/qgemm/). Host
+// arrays cross as NumPy arrays (copied in and out); device arrays cross as integer pointers on
+// the caller's stream (qgemm/__init__.py and qgemm/torch.py pass them). Every failure becomes a
+// Python exception carrying the library's message; long calls release the GIL.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "qgemm/qgemm.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace qgemm {
+namespace {
+
+// ---- errors ----------------------------------------------------------------------------------
+
+struct UnsupportedError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+struct OutOfMemoryError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+struct LibraryError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Invalid arguments become ValueError, unsupported requests qgemm.UnsupportedError (a
+/// NotImplementedError), memory shortage qgemm.OutOfMemoryError (a MemoryError), everything
+/// else qgemm.Error (a RuntimeError) with the error's kind in front of its message.
+[[noreturn]] void raise(const Status& s) {
+  switch (s.code()) {
+    case ErrorCode::kInvalidArgument:
+      throw std::invalid_argument(s.message());
+    case ErrorCode::kUnsupported:
+      throw UnsupportedError(s.message());
+    case ErrorCode::kOutOfMemory:
+      throw OutOfMemoryError(s.message());
+    default:
+      throw LibraryError(s.to_string());
+  }
+}
+
+void check(const Status& s) {
+  if (!s.ok()) raise(s);
+}
+
+template <typename T>
+T unwrap(Expected<T> e) {
+  if (!e) raise(e.status());
+  return std::move(*e);
+}
+
+// ---- arrays ----------------------------------------------------------------------------------
+
+using HostFloats = nb::ndarray<const float, nb::c_contig, nb::device::cpu>;
+
+/// A NumPy array that owns `values` (moved to the heap), of the given shape.
+template <typename T>
+nb::ndarray<nb::numpy, T> to_numpy(std::vector<T> values, std::vector<size_t> shape) {
+  auto* owned = new std::vector<T>(std::move(values));
+  nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
+  return nb::ndarray<nb::numpy, T>(owned->data(), shape.size(), shape.data(), owner);
+}
+
+template <typename T>
+std::vector<T> to_vector(const nb::ndarray<const T, nb::c_contig, nb::device::cpu>& a) {
+  return std::vector<T>(a.data(), a.data() + a.size());
+}
+
+HostValues host_values(const HostFloats& a) {
+  return {a.data(), DType::fp32(), static_cast<int64_t>(a.size())};
+}
+
+/// Values stored as `type` (fp32, or 16-bit codes) as fp32.
+std::vector<float> decode_values(const std::vector<uint8_t>& bytes, DType type, size_t count) {
+  std::vector<float> out(count);
+  if (type == DType::fp32()) {
+    std::memcpy(out.data(), bytes.data(), count * 4);
+  } else {
+    for (size_t i = 0; i < count; ++i) {
+      uint16_t code;
+      std::memcpy(&code, bytes.data() + 2 * i, 2);
+      out[i] = static_cast<float>(decode(type, code));
+    }
+  }
+  return out;
+}
+
+/// fp32 values as `type` (fp32, or 16-bit codes rounded to nearest even).
+std::vector<uint8_t> encode_values(const float* values, size_t count, DType type) {
+  std::vector<uint8_t> out(count * (type == DType::fp32() ? 4 : 2));
+  if (type == DType::fp32()) {
+    std::memcpy(out.data(), values, count * 4);
+  } else {
+    for (size_t i = 0; i < count; ++i) {
+      const auto code = static_cast<uint16_t>(encode(type, values[i]));
+      std::memcpy(out.data() + 2 * i, &code, 2);
+    }
+  }
+  return out;
+}
+
+template <typename T>
+T parse_spec(const std::string& spec) {
+  return unwrap(T::parse(spec));
+}
+
+// ---- weights and activations ------------------------------------------------------------------
+
+QuantizedWeight quantize_weights_py(const HostFloats& w, const WeightFormat& format) {
+  if (w.ndim() != 2 && w.ndim() != 3)
+    throw std::invalid_argument("quantize_weights: weights must be [N, K] or [experts, N, K]; got " +
+                                std::to_string(w.ndim()) + " dimensions");
+  const bool stacked = w.ndim() == 3;
+  const auto experts = static_cast<int64_t>(stacked ? w.shape(0) : 1);
+  const auto n = static_cast<int64_t>(w.shape(stacked ? 1 : 0));
+  const auto k = static_cast<int64_t>(w.shape(stacked ? 2 : 1));
+  nb::gil_scoped_release release;
+  return unwrap(quantize_weights(host_values(w), experts, n, k, format));
+}
+
+QuantizedActivations quantize_activations_py(const HostFloats& a, const ActFormat& format) {
+  if (a.ndim() != 2)
+    throw std::invalid_argument("quantize_activations: activations must be [M, K]; got " +
+                                std::to_string(a.ndim()) + " dimensions");
+  nb::gil_scoped_release release;
+  return unwrap(quantize_activations(host_values(a), static_cast<int64_t>(a.shape(0)),
+                                     static_cast<int64_t>(a.shape(1)), format));
+}
+
+/// A canonical weight from its arrays (a checkpoint importer's output, or arrays read back).
+QuantizedWeight weight_from_arrays(const WeightFormat& format, int64_t n, int64_t k,
+                                   const nb::ndarray<const uint8_t, nb::c_contig, nb::device::cpu>& codes,
+                                   const HostFloats& scales, std::optional<HostFloats> zeros,
+                                   std::optional<HostFloats> global_scales, int64_t experts) {
+  QuantizedWeight w;
+  w.format = format;
+  w.experts = experts, w.n = n, w.k = k;
+  w.codes = to_vector<uint8_t>(codes);
+  w.scales = to_vector<float>(scales);
+  if (zeros) w.zeros = to_vector<float>(*zeros);
+  if (global_scales) w.global = to_vector<float>(*global_scales);
+  check(w.validate());
+  return w;
+}
+
+nb::ndarray<nb::numpy, float> dequantize_weight(const QuantizedWeight& w) {
+  std::vector<float> out;
+  {
+    nb::gil_scoped_release release;
+    out.resize(static_cast<size_t>(w.experts * w.n * w.k));
+    size_t i = 0;
+    for (int64_t e = 0; e < w.experts; ++e)
+      for (int64_t r = 0; r < w.n; ++r)
+        for (int64_t c = 0; c < w.k; ++c) out[i++] = static_cast<float>(w.dequantize(e, r, c));
+  }
+  if (w.experts == 1) return to_numpy(std::move(out), {size_t(w.n), size_t(w.k)});
+  return to_numpy(std::move(out), {size_t(w.experts), size_t(w.n), size_t(w.k)});
+}
+
+nb::ndarray<nb::numpy, float> dequantize_activations(const QuantizedActivations& a) {
+  std::vector<float> out(static_cast<size_t>(a.m * a.k));
+  size_t i = 0;
+  for (int64_t r = 0; r < a.m; ++r)
+    for (int64_t c = 0; c < a.k; ++c) out[i++] = static_cast<float>(a.dequantize(r, c));
+  return to_numpy(std::move(out), {size_t(a.m), size_t(a.k)});
+}
+
+nb::ndarray<nb::numpy, double> reference_gemm_py(const QuantizedActivations& a,
+                                                 const QuantizedWeight& w,
+                                                 std::optional<HostFloats> bias) {
+  std::vector<float> b;
+  if (bias) b = to_vector<float>(*bias);
+  std::vector<double> c;
+  {
+    nb::gil_scoped_release release;
+    c = unwrap(reference_gemm(a, w, b));
+  }
+  return to_numpy(std::move(c), {size_t(a.m), size_t(w.n)});
+}
+
+// ---- Linear ----------------------------------------------------------------------------------
+
+LinearOptions linear_options(const std::string& act, const std::string& out,
+                             const std::string& backend, int device,
+                             const std::string& tuning_table) {
+  LinearOptions o;
+  o.act = parse_spec<ActFormat>(act);
+  o.out = unwrap(parse_dtype(out));
+  o.backend = unwrap(parse_backend(backend));
+  o.device = device;
+  o.tuning_table = tuning_table;
+  return o;
+}
+
+/// Runs a host layer (device -1) on NumPy arrays: quantizes `a` to the layer's activation
+/// format, runs, and returns the output as fp32.
+nb::ndarray<nb::numpy, float> run_host(const Linear& layer, const HostFloats& a,
+                                       std::optional<HostFloats> bias) {
+  const LinearOptions& o = layer.options();
+  if (o.device >= 0)
+    throw std::invalid_argument(
+        "Linear: this layer lives on GPU " + std::to_string(o.device) +
+        " and takes device arrays (qgemm.torch, or Linear.run with device pointers); build it "
+        "with device=-1 to call it on NumPy arrays");
+  if (a.ndim() != 2 || static_cast<int64_t>(a.shape(1)) != layer.k())
+    throw std::invalid_argument("Linear: activations must be [M, K=" + std::to_string(layer.k()) +
+                                "]");
+  if (bias && (bias->ndim() != 1 || static_cast<int64_t>(bias->shape(0)) != layer.n()))
+    throw std::invalid_argument("Linear: bias must be [N=" + std::to_string(layer.n()) + "]");
+  const auto m = static_cast<int64_t>(a.shape(0));
+  const size_t count = static_cast<size_t>(m * layer.n());
+  if (m == 0) return to_numpy(std::vector<float>(), {0, size_t(layer.n())});  // an empty call
+  std::vector<uint8_t> c(count * (o.out == DType::fp32() ? 4 : 2));
+  {
+    nb::gil_scoped_release release;
+    const QuantizedActivations qa = unwrap(quantize_activations(host_values(a), m, layer.k(), o.act));
+    std::vector<uint8_t> b;
+    if (bias) b = encode_values(bias->data(), bias->size(), o.out);
+    std::vector<uint8_t> workspace(layer.workspace_bytes(m));
+    LinearArgs args;
+    args.m = m;
+    args.a = qa.data.data();
+    if (o.act.is_quantized()) args.a_scales = ActScales::of(o.act, qa.scales.data());
+    args.bias = bias ? b.data() : nullptr;
+    args.c = c.data();
+    args.workspace = workspace.empty() ? nullptr : workspace.data();
+    args.workspace_bytes = workspace.size();
+    check(layer.run(args));
+  }
+  return to_numpy(decode_values(c, o.out, count), {size_t(m), size_t(layer.n())});
+}
+
+/// One call on device memory: pointers as integers, on the caller's stream.
+void run_pointers(const Linear& layer, int64_t m, uintptr_t a, uintptr_t c, uintptr_t bias,
+                  uintptr_t a_scales, uintptr_t workspace, size_t workspace_bytes,
+                  uintptr_t stream) {
+  LinearArgs args;
+  args.m = m;
+  args.a = reinterpret_cast<const void*>(a);
+  if (layer.options().act.is_quantized())
+    args.a_scales = ActScales::of(layer.options().act, reinterpret_cast<const float*>(a_scales));
+  args.bias = reinterpret_cast<const void*>(bias);
+  args.c = reinterpret_cast<void*>(c);
+  args.workspace = reinterpret_cast<void*>(workspace);
+  args.workspace_bytes = workspace_bytes;
+  args.stream = reinterpret_cast<Stream>(stream);
+  nb::gil_scoped_release release;
+  check(layer.run(args));
+}
+
+}  // namespace
+}  // namespace qgemm
+
+NB_MODULE(_qgemm, m) {
+  using namespace qgemm;
+  m.doc() = "qgemm: quantized GEMMs for LLM inference (C++ core; see the qgemm package)";
+  m.attr("__version__") = version();
+
+  nb::exception<UnsupportedError>(m, "UnsupportedError", PyExc_NotImplementedError);
+  nb::exception<OutOfMemoryError>(m, "OutOfMemoryError", PyExc_MemoryError);
+  nb::exception<LibraryError>(m, "Error", PyExc_RuntimeError);
+
+  nb::class_<WeightFormat>(m, "WeightFormat",
+                           "A weight format, parsed from a spec such as 'int4/g128/bf16' or 'nvfp4'.")
+      .def("__init__",
+           [](WeightFormat* self, const std::string& spec) {
+             new (self) WeightFormat(parse_spec<WeightFormat>(spec));
+           },
+           "spec"_a)
+      .def("__str__", &WeightFormat::to_string)
+      .def("__repr__", [](const WeightFormat& f) { return "WeightFormat('" + f.to_string() + "')"; })
+      .def("__eq__", [](const WeightFormat& a, const WeightFormat& b) { return a == b; })
+      .def("__hash__", [](const WeightFormat& f) { return std::hash<std::string>()(f.to_string()); })
+      .def_prop_ro("spec", &WeightFormat::to_string, "The canonical spec.")
+      .def_prop_ro("alias", &WeightFormat::alias, "The short name ('nvfp4', 'mxfp4'), or ''.")
+      .def_prop_ro("bits", [](const WeightFormat& f) { return int(f.type.bits); },
+                   "Bits per weight code.")
+      .def_prop_ro("element_type", [](const WeightFormat& f) { return f.type.name(); })
+      .def_prop_ro("scale_type", [](const WeightFormat& f) { return f.scale_type.name(); })
+      .def_prop_ro("group_k", [](const WeightFormat& f) { return f.group_k; },
+                   "Elements of K per scale (groups and blocks), else 0.")
+      .def_prop_ro("has_zero_points", &WeightFormat::has_zero_points);
+
+  nb::class_<ActFormat>(m, "ActFormat",
+                        "An activation format: 'bf16', 'fp16', or quantized such as 'e4m3/token'.")
+      .def("__init__",
+           [](ActFormat* self, const std::string& spec) {
+             new (self) ActFormat(parse_spec<ActFormat>(spec));
+           },
+           "spec"_a)
+      .def("__str__", &ActFormat::to_string)
+      .def("__repr__", [](const ActFormat& f) { return "ActFormat('" + f.to_string() + "')"; })
+      .def("__eq__", [](const ActFormat& a, const ActFormat& b) { return a == b; })
+      .def("__hash__", [](const ActFormat& f) { return std::hash<std::string>()(f.to_string()); })
+      .def_prop_ro("spec", &ActFormat::to_string, "The canonical spec.")
+      .def_prop_ro("is_quantized", &ActFormat::is_quantized)
+      .def_prop_ro("element_type", [](const ActFormat& f) { return f.type.name(); });
+
+  nb::class_<QuantizedWeight>(m, "QuantizedWeight",
+                              "Quantized weights [experts, N, K] in the canonical layout: codes, "
+                              "scales, zero points and global scales.")
+      .def_ro("format", &QuantizedWeight::format)
+      .def_ro("experts", &QuantizedWeight::experts)
+      .def_ro("n", &QuantizedWeight::n)
+      .def_ro("k", &QuantizedWeight::k)
+      .def_prop_ro("codes",
+                   [](const QuantizedWeight& w) {
+                     return to_numpy(w.codes, {size_t(w.experts), size_t(w.n),
+                                               size_t(w.row_bytes())});
+                   },
+                   nb::rv_policy::move,
+                   "uint8 [experts, N, row_bytes]: K codes per row, LSB first (a copy).")
+      .def_prop_ro("scales",
+                   [](const QuantizedWeight& w) {
+                     return to_numpy(w.scales, {size_t(w.experts), size_t(w.format.scale_rows(w.n)),
+                                                size_t(w.format.scale_cols(w.k))});
+                   },
+                   nb::rv_policy::move, "float32 [experts, scale rows, scale columns] (a copy).")
+      .def_prop_ro("zeros",
+                   [](const QuantizedWeight& w) -> std::optional<nb::ndarray<nb::numpy, float>> {
+                     if (w.zeros.empty()) return std::nullopt;
+                     return to_numpy(w.zeros, {size_t(w.experts), size_t(w.format.scale_rows(w.n)),
+                                               size_t(w.format.scale_cols(w.k))});
+                   },
+                   nb::rv_policy::move, "Zero points like scales, or None.")
+      .def_prop_ro("global_scales",
+                   [](const QuantizedWeight& w) -> std::optional<nb::ndarray<nb::numpy, float>> {
+                     if (w.global.empty()) return std::nullopt;
+                     return to_numpy(w.global, {size_t(w.experts)});
+                   },
+                   nb::rv_policy::move, "float32 [experts], or None.")
+      .def_prop_ro("storage_bytes", &QuantizedWeight::storage_bytes)
+      .def("dequantize", &dequantize_weight,
+           "The exact values as float32 [N, K] ([experts, N, K] for a stack).")
+      .def_static("from_arrays", &weight_from_arrays, "format"_a, "n"_a, "k"_a, "codes"_a,
+                  "scales"_a, "zeros"_a = nb::none(), "global_scales"_a = nb::none(),
+                  "experts"_a = 1, "A weight from its canonical arrays, validated.");
+
+  nb::class_<QuantizedActivations>(m, "QuantizedActivations", "Activations [M, K] and their scales.")
+      .def_ro("format", &QuantizedActivations::format)
+      .def_ro("m", &QuantizedActivations::m)
+      .def_ro("k", &QuantizedActivations::k)
+      .def_prop_ro("scales",
+                   [](const QuantizedActivations& a) { return to_numpy(a.scales, {a.scales.size()}); },
+                   nb::rv_policy::move, "float32 scales: [M] per token, [M * groups] per group, [1].")
+      .def("dequantize", &dequantize_activations, "The exact values as float32 [M, K].");
+
+  m.def("quantize_weights", &quantize_weights_py, "weights"_a, "format"_a,
+        "Quantizes float32 weights [N, K] (or [experts, N, K]) into `format`.");
+  m.def("quantize_activations", &quantize_activations_py, "activations"_a, "format"_a,
+        "Quantizes float32 activations [M, K] into `format` (fp16/bf16 just round).");
+  m.def("reference_gemm", &reference_gemm_py, "a"_a, "w"_a, "bias"_a = nb::none(),
+        "The CPU reference: float64 [M, N] = a . w^T (+ bias) from the exact operands.");
+  m.def("device_count", [] { return list_devices().size(); },
+        "GPUs the CUDA driver sees (0 without a GPU or driver).");
+  m.def("no_gpu_reason", &no_gpu_reason, "Why no GPU is usable, or ''.");
+
+  nb::class_<Linear>(m, "Linear",
+                     "A quantized linear layer, C = A . W^T (+ bias), on a GPU or on the host.")
+      .def("__init__",
+           [](Linear* self, const QuantizedWeight& w, const std::string& act,
+              const std::string& out, const std::string& backend, int device,
+              const std::string& tuning_table) {
+             const LinearOptions o = linear_options(act, out, backend, device, tuning_table);
+             nb::gil_scoped_release release;
+             new (self) Linear(unwrap(Linear::create(w, o)));
+           },
+           "weight"_a, "act"_a = "bf16", "out"_a = "bf16", "backend"_a = "auto", "device"_a = 0,
+           "tuning_table"_a = "")
+      .def("prepare",
+           [](Linear& l, int64_t max_tokens) {
+             nb::gil_scoped_release release;
+             check(l.prepare(max_tokens));
+           },
+           "max_tokens"_a, "Compiles (or loads) every kernel needed for up to max_tokens rows.")
+      .def("workspace_bytes", &Linear::workspace_bytes, "m"_a)
+      .def("run_host", &run_host, "a"_a, "bias"_a = nb::none(),
+           "Runs a host layer on float32 NumPy arrays; returns float32 [M, N].")
+      .def("run", &run_pointers, "m"_a, "a"_a, "c"_a, "bias"_a = 0, "a_scales"_a = 0,
+           "workspace"_a = 0, "workspace_bytes"_a = 0, "stream"_a = 0,
+           "One call on device memory: pointers as integers, on `stream` (a CUstream).")
+      .def("explain", &Linear::explain)
+      .def_prop_ro("backend", &Linear::backend)
+      .def_prop_ro("n", &Linear::n)
+      .def_prop_ro("k", &Linear::k)
+      .def_prop_ro("device", [](const Linear& l) { return l.options().device; })
+      .def_prop_ro("act", [](const Linear& l) { return l.options().act; })
+      .def_prop_ro("out", [](const Linear& l) { return l.options().out.name(); });
+}
