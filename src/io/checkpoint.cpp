@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "io/awq.h"
@@ -47,6 +48,55 @@ T value_or(const json& j, const char* key, T fallback) {
   return it != j.end() && !it->is_null() ? it->get<T>() : fallback;
 }
 
+// compressed-tensors names its storage format at the top of the section or in each config
+// group; "" when neither does.
+std::string compressed_format(const json& section) {
+  std::string format = value_or<std::string>(section, "format", "");
+  const auto groups = section.find("config_groups");
+  if (format.empty() && groups != section.end() && groups->is_object())
+    for (const auto& [name, group] : groups->items())
+      if (group.is_object() && format.empty()) format = value_or<std::string>(group, "format", "");
+  return format;
+}
+
+// The weight arguments of a pack-quantized checkpoint: every config group must agree (one
+// importer configuration per checkpoint).
+Expected<PackQuantizedConfig> pack_quantized_config(const json& section, const std::string& dir) {
+  const auto groups = section.find("config_groups");
+  if (groups == section.end() || !groups->is_object() || groups->empty())
+    return invalid_argument(str("checkpoint '", dir, "': pack-quantized quantization_config has no "
+                                "config_groups"));
+  std::optional<PackQuantizedConfig> config;
+  for (const auto& [name, group] : groups->items()) {
+    const auto weights = group.is_object() ? group.find("weights") : group.end();
+    if (!group.is_object() || weights == group.end() || !weights->is_object())
+      return invalid_argument(str("checkpoint '", dir, "': config group '", name,
+                                  "' has no weights arguments"));
+    if (value_or<std::string>(*weights, "type", "int") != "int")
+      return unsupported(str("checkpoint '", dir, "': config group '", name, "' packs ",
+                             weights->dump(), "; pack-quantized is read for integer weights"));
+    PackQuantizedConfig g;
+    g.bits = value_or<int>(*weights, "num_bits", 4);
+    g.symmetric = value_or<bool>(*weights, "symmetric", true);
+    const std::string strategy = value_or<std::string>(*weights, "strategy", "group");
+    if (strategy == "group") {
+      g.group_size = value_or<int>(*weights, "group_size", 128);
+      if (g.group_size <= 0)
+        return invalid_argument(str("checkpoint '", dir, "': config group '", name,
+                                    "' has group_size ", g.group_size));
+    } else if (strategy != "channel") {
+      return unsupported(str("checkpoint '", dir, "': config group '", name, "' has strategy '",
+                             strategy, "'; pack-quantized is read for group and channel"));
+    }
+    if (config && (config->bits != g.bits || config->group_size != g.group_size ||
+                   config->symmetric != g.symmetric))
+      return unsupported(str("checkpoint '", dir, "': config groups quantize differently (",
+                             groups->dump(), "); one scheme per checkpoint is read"));
+    config = g;
+  }
+  return *config;
+}
+
 }  // namespace
 
 const char* checkpoint_kind_name(CheckpointKind kind) {
@@ -59,6 +109,8 @@ const char* checkpoint_kind_name(CheckpointKind kind) {
       return "FP8";
     case CheckpointKind::kModelOptNvfp4:
       return "ModelOpt NVFP4";
+    case CheckpointKind::kPackQuantized:
+      return "compressed-tensors pack-quantized";
   }
   return "?";
 }
@@ -85,10 +137,14 @@ Expected<QuantizedCheckpoint> QuantizedCheckpoint::open(const std::string& path)
     } else if (method == "fp8") {
       c.kind = CheckpointKind::kFp8;
       c.fp8_scale = "weight_scale_inv";
-    } else if (method == "compressed-tensors" &&
-               value_or<std::string>(*section, "format", "") == "float-quantized") {
+    } else if (method == "compressed-tensors" && compressed_format(*section) == "float-quantized") {
       c.kind = CheckpointKind::kFp8;
       c.fp8_scale = "weight_scale";
+    } else if (method == "compressed-tensors" && compressed_format(*section) == "pack-quantized") {
+      c.kind = CheckpointKind::kPackQuantized;
+      auto config = pack_quantized_config(*section, path);
+      if (!config) return config.status();
+      c.pack = *config;
     } else if (method == "modelopt" &&
                value_or<std::string>(*section, "quant_algo", "").find("NVFP4") !=
                    std::string::npos) {
@@ -96,7 +152,8 @@ Expected<QuantizedCheckpoint> QuantizedCheckpoint::open(const std::string& path)
     } else {
       return unsupported(str("checkpoint '", path, "': quantization ", section->dump(),
                              " has no importer; read are gptq, awq, fp8 (DeepSeek), "
-                             "compressed-tensors float-quantized and modelopt NVFP4"));
+                             "compressed-tensors float-quantized and pack-quantized, and "
+                             "modelopt NVFP4"));
     }
   } catch (const json::exception& e) {
     return invalid_argument(str(
@@ -121,6 +178,9 @@ Expected<QuantizedCheckpoint> QuantizedCheckpoint::open(const std::string& path)
         if (ends_with(name, ".weight") && t->dtype == "U8")
           prefix = name.substr(0, name.size() - 7);
         break;
+      case CheckpointKind::kPackQuantized:
+        if (ends_with(name, ".weight_packed")) prefix = name.substr(0, name.size() - 14);
+        break;
     }
     if (!prefix.empty()) c.layers.push_back(prefix);
   }
@@ -141,6 +201,8 @@ Expected<ImportedLinear> QuantizedCheckpoint::import(const std::string& prefix) 
       return import_fp8_linear(files, prefix, fp8_scale);
     case CheckpointKind::kModelOptNvfp4:
       return import_modelopt_nvfp4_linear(files, prefix);
+    case CheckpointKind::kPackQuantized:
+      return import_pack_quantized_linear(files, prefix, pack);
   }
   return invalid_argument("unknown checkpoint kind");
 }

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "io/compressed_tensors.h"
 #include "io/gptq.h"
 #include "io/safetensors.h"
 #include "qgemm/status.h"
@@ -16,6 +17,7 @@ enum class CheckpointKind {
   kAwq,            ///< quant_method "awq": GEMM layout
   kFp8,            ///< F8_E4M3 weights with weight_scale_inv (DeepSeek) or weight_scale
   kModelOptNvfp4,  ///< quant_method "modelopt", NVFP4: U8 e2m1 pairs and e4m3 scales
+  kPackQuantized,  ///< compressed-tensors "pack-quantized": int32-packed integer codes
 };
 
 const char* checkpoint_kind_name(CheckpointKind kind);
@@ -28,6 +30,7 @@ struct QuantizedCheckpoint {
   GptqConfig gptq;           ///< kGptq
   int awq_group_size = 128;  ///< kAwq
   std::string fp8_scale;     ///< kFp8: "weight_scale_inv" or "weight_scale"
+  PackQuantizedConfig pack;  ///< kPackQuantized
   std::vector<std::string> layers;
 
   /// Opens the checkpoint directory `path` (config.json and its safetensors files) and finds its

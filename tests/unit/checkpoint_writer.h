@@ -11,22 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "io/safetensors.h"
 #include "qgemm/dtype.h"
 
 namespace qgemm::testing {
-
-/// A test fixture with a fresh directory to write a checkpoint into, removed afterwards.
-class CheckpointTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("qgemm-checkpoint-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::filesystem::path dir_;
-};
 
 /// One tensor to write: its name, safetensors dtype, shape and little-endian bytes.
 struct Tensor {
@@ -56,6 +44,21 @@ inline void write_safetensors(const std::filesystem::path& path,
     out.write(reinterpret_cast<const char*>(t.bytes.data()), std::streamsize(t.bytes.size()));
 }
 
+/// A test fixture with a fresh directory to write a checkpoint into, removed afterwards.
+class CheckpointTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("qgemm-checkpoint-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  /// Writes `tensors` as the directory's model.safetensors and opens the directory.
+  Expected<SafetensorsCheckpoint> write_checkpoint(const std::vector<Tensor>& tensors);
+  std::filesystem::path dir_;
+};
+
 inline Tensor int32_tensor(const std::string& name, std::vector<int64_t> shape,
                            const std::vector<uint32_t>& words) {
   Tensor t{name, "I32", std::move(shape), std::vector<uint8_t>(words.size() * 4)};
@@ -63,14 +66,27 @@ inline Tensor int32_tensor(const std::string& name, std::vector<int64_t> shape,
   return t;
 }
 
-inline Tensor fp16_tensor(const std::string& name, std::vector<int64_t> shape,
-                          const std::vector<float>& values) {
-  Tensor t{name, "F16", std::move(shape), std::vector<uint8_t>(values.size() * 2)};
+/// fp16 or bf16 values (dtype "F16" or "BF16"), rounded to nearest even.
+inline Tensor half_tensor(const std::string& name, const std::string& dtype,
+                          std::vector<int64_t> shape, const std::vector<float>& values) {
+  const DType type = dtype == "BF16" ? DType::bf16() : DType::fp16();
+  Tensor t{name, dtype, std::move(shape), std::vector<uint8_t>(values.size() * 2)};
   for (size_t i = 0; i < values.size(); ++i) {
-    const uint16_t h = uint16_t(encode(DType::fp16(), values[i]));
+    const uint16_t h = uint16_t(encode(type, values[i]));
     std::memcpy(&t.bytes[2 * i], &h, 2);
   }
   return t;
+}
+
+inline Tensor fp16_tensor(const std::string& name, std::vector<int64_t> shape,
+                          const std::vector<float>& values) {
+  return half_tensor(name, "F16", std::move(shape), values);
+}
+
+inline Expected<SafetensorsCheckpoint> CheckpointTest::write_checkpoint(
+    const std::vector<Tensor>& tensors) {
+  write_safetensors(dir_ / "model.safetensors", tensors);
+  return SafetensorsCheckpoint::open(dir_.string());
 }
 
 }  // namespace qgemm::testing

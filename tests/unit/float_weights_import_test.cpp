@@ -40,13 +40,7 @@ std::vector<uint8_t> e4m3_codes(size_t count, std::mt19937& rng, bool positive =
   return codes;
 }
 
-class FloatWeightsImport : public testing::CheckpointTest {
- protected:
-  Expected<SafetensorsCheckpoint> write(const std::vector<Tensor>& tensors) {
-    testing::write_safetensors(dir_ / "model.safetensors", tensors);
-    return SafetensorsCheckpoint::open(dir_.string());
-  }
-};
+using FloatWeightsImport = testing::CheckpointTest;
 
 TEST_F(FloatWeightsImport, Fp8BlocksChannelsAndTensorScales) {
   const int64_t n = 200, k = 256;  // N past a whole number of 128-row blocks
@@ -68,7 +62,7 @@ TEST_F(FloatWeightsImport, Fp8BlocksChannelsAndTensorScales) {
     for (int64_t d : c.shape) count *= d;
     std::vector<float> scales(count);
     for (auto& s : scales) s = 0.001f * float(1 + rng() % 100);
-    auto checkpoint = write({byte_tensor("l.weight", "F8_E4M3", {n, k}, codes),
+    auto checkpoint = write_checkpoint({byte_tensor("l.weight", "F8_E4M3", {n, k}, codes),
                              f32_tensor(std::string("l.") + c.scale_name, c.shape, scales)});
     ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().to_string();
     auto imported = import_fp8_linear(*checkpoint, "l", c.scale_name);
@@ -83,7 +77,7 @@ TEST_F(FloatWeightsImport, Fp8BlocksChannelsAndTensorScales) {
             << c.format << " n=" << row << " k=" << col;
       }
   }
-  auto checkpoint = write({byte_tensor("l.weight", "F8_E4M3", {n, k}, codes),
+  auto checkpoint = write_checkpoint({byte_tensor("l.weight", "F8_E4M3", {n, k}, codes),
                            f32_tensor("l.weight_scale", {3, 3}, std::vector<float>(9, 1.0f))});
   auto bad = import_fp8_linear(*checkpoint, "l", "weight_scale");
   EXPECT_NE(bad.status().message().find("tensor 'l.weight_scale' has 9 values"), std::string::npos)
@@ -97,7 +91,7 @@ TEST_F(FloatWeightsImport, ModelOptNvfp4) {
   for (auto& b : packed) b = uint8_t(rng());
   const std::vector<uint8_t> scales = e4m3_codes(n * k / 16, rng, true);
   const float global = 0.0125f;
-  auto checkpoint = write({byte_tensor("m.weight", "U8", {n, k / 2}, packed),
+  auto checkpoint = write_checkpoint({byte_tensor("m.weight", "U8", {n, k / 2}, packed),
                            byte_tensor("m.weight_scale", "F8_E4M3", {n, k / 16}, scales),
                            f32_tensor("m.weight_scale_2", {}, {global})});
   ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().to_string();

@@ -1,0 +1,162 @@
+"""qgemm.torch: qgemm layers as PyTorch ops and modules.
+
+``torch.ops.qgemm.linear(x, handle, bias)`` is a custom op (``torch.library``) with a fake
+implementation, so ``torch.compile`` traces it without a graph break and CUDA-graph capture
+replays it (the layer's kernels are compiled before, in ``prepare``; the call itself neither
+compiles nor allocates outside PyTorch's caching allocator). ``QuantizedLinear`` is the module,
+``quantize_(model, "int4/g128/bf16")`` swaps a model's ``nn.Linear`` layers for it in place.
+
+Layers live on the GPU of their weights (CUDA tensors: the jit backend) or on the host (CPU
+tensors: the CPU reference backend). Custom ops take tensors and numbers, not Python objects, so
+a layer is named by an integer handle into a registry that the module keeps alive.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import itertools
+import weakref
+from typing import Iterable, Optional
+
+import numpy as np
+import torch
+
+from . import Linear, quantize_weights
+
+__all__ = ["QuantizedLinear", "quantize_", "linear"]
+
+_OUT_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+_ACT_OF_DTYPE = {torch.bfloat16: "bf16", torch.float16: "fp16"}
+
+_layers: dict[int, Linear] = {}
+_next_handle = itertools.count(1)
+
+
+def _register(layer: Linear) -> int:
+    handle = next(_next_handle)
+    _layers[handle] = layer
+    return handle
+
+
+def _layer(handle: int) -> Linear:
+    try:
+        return _layers[handle]
+    except KeyError:
+        raise ValueError(f"qgemm.torch: no layer with handle {handle} (its module was freed)")
+
+
+@torch.library.custom_op("qgemm::linear", mutates_args=())
+def linear(x: torch.Tensor, handle: int, bias: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """y[..., N] = x[..., K] . W^T (+ bias) with the qgemm layer `handle`."""
+    layer = _layer(handle)
+    if x.shape[-1] != layer.k:
+        raise ValueError(f"qgemm.linear: the input's last dimension is {x.shape[-1]}, "
+                         f"the layer's K is {layer.k}")
+    if layer.act.is_quantized:
+        raise NotImplementedError(f"qgemm.linear: {layer.act} activations are not wired "
+                                  "through torch yet; build the layer with bf16 or fp16")
+    rows = x.reshape(-1, layer.k)
+    m = rows.shape[0]
+    out_dtype = _OUT_DTYPES[layer.out]
+    if layer.device < 0:
+        if x.device.type != "cpu":
+            raise ValueError("qgemm.linear: a host layer takes CPU tensors")
+        b = None if bias is None else bias.detach().float().numpy()
+        y = torch.from_numpy(layer.run_host(rows.detach().float().numpy(), b))
+        return y.to(out_dtype).reshape(*x.shape[:-1], layer.n)
+    if x.device.type != "cuda" or x.device.index != layer.device:
+        raise ValueError(f"qgemm.linear: the layer lives on cuda:{layer.device}, the input on "
+                         f"{x.device}")
+    if x.dtype != _OUT_DTYPES.get(layer.act.spec, x.dtype):
+        raise ValueError(f"qgemm.linear: the layer takes {layer.act} activations, got {x.dtype}")
+    rows = rows.contiguous()
+    y = torch.empty((m, layer.n), dtype=out_dtype, device=x.device)
+    workspace_bytes = layer.workspace_bytes(m)
+    workspace = torch.empty(workspace_bytes, dtype=torch.uint8, device=x.device)
+    bias_ptr = 0
+    if bias is not None:
+        bias = bias.to(dtype=out_dtype).contiguous()
+        bias_ptr = bias.data_ptr()
+    stream = torch.cuda.current_stream(x.device).cuda_stream
+    layer.run(m, rows.data_ptr(), y.data_ptr(), bias=bias_ptr,
+              workspace=workspace.data_ptr() if workspace_bytes else 0,
+              workspace_bytes=workspace_bytes, stream=stream)
+    return y.reshape(*x.shape[:-1], layer.n)
+
+
+@linear.register_fake
+def _linear_fake(x: torch.Tensor, handle: int, bias: Optional[torch.Tensor] = None):
+    layer = _layer(handle)
+    return x.new_empty((*x.shape[:-1], layer.n), dtype=_OUT_DTYPES[layer.out])
+
+
+class QuantizedLinear(torch.nn.Module):
+    """A linear layer whose weights qgemm holds, quantized.
+
+    Build it with ``QuantizedLinear.from_linear(nn_linear, "int4/g128/bf16")`` or from a
+    ``qgemm.QuantizedWeight``. ``max_tokens`` is the most rows a call may have: the kernels for
+    all of them are compiled here, so calls (and graph captures) never compile.
+    """
+
+    def __init__(self, weight, *, act: str = "bf16", out: str = "bf16",
+                 bias: Optional[torch.Tensor] = None, device: Optional[torch.device] = None,
+                 max_tokens: int = 4096, backend: str = "auto"):
+        super().__init__()
+        if device is None:
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        device = torch.device(device)
+        if device.type == "cuda" and device.index is None:
+            device = torch.device("cuda", torch.cuda.current_device())
+        ordinal = device.index if device.type == "cuda" else -1
+        self.layer = Linear(weight, act=act, out=out, backend=backend, device=ordinal)
+        self.layer.prepare(max_tokens)
+        self.in_features, self.out_features = self.layer.k, self.layer.n
+        self.max_tokens = max_tokens
+        self.handle = _register(self.layer)
+        weakref.finalize(self, _layers.pop, self.handle, None)
+        if bias is not None:
+            bias = bias.detach().to(device=device, dtype=_OUT_DTYPES[out])
+        self.register_buffer("bias", bias)
+
+    @classmethod
+    def from_linear(cls, linear: torch.nn.Linear, weight_format: str, *, act: Optional[str] = None,
+                    max_tokens: int = 4096, backend: str = "auto") -> "QuantizedLinear":
+        """Quantizes an ``nn.Linear``; activations and output keep its dtype (bf16 or fp16)."""
+        w = linear.weight.detach()
+        if act is None:
+            if w.dtype not in _ACT_OF_DTYPE:
+                raise ValueError(f"QuantizedLinear: weights of {w.dtype}; pass act= "
+                                 "('bf16' or 'fp16') for the activations")
+            act = _ACT_OF_DTYPE[w.dtype]
+        out = act if act in ("bf16", "fp16") else "bf16"
+        q = quantize_weights(w.float().cpu().numpy(), weight_format)
+        return cls(q, act=act, out=out, bias=linear.bias, device=w.device,
+                   max_tokens=max_tokens, backend=backend)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.ops.qgemm.linear(x, self.handle, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"backend={self.layer.backend}, act={self.layer.act}, out={self.layer.out}")
+
+
+def quantize_(model: torch.nn.Module, weight_format: str, *, skip: Iterable[str] = ("lm_head",),
+              max_tokens: int = 4096, backend: str = "auto") -> torch.nn.Module:
+    """Replaces every ``nn.Linear`` of ``model`` whose qualified name matches none of the
+    ``skip`` patterns (fnmatch, e.g. ``"*.mlp.down_proj"``) with a ``QuantizedLinear``, in
+    place, one layer at a time: each original weight is released as soon as its layer is
+    built, so peak memory stays near the model plus one layer. Returns the model."""
+    skip = list(skip)
+    names = [name for name, module in model.named_modules()
+             if isinstance(module, torch.nn.Linear)
+             and not any(fnmatch.fnmatch(name, p) or name.split(".")[-1] == p for p in skip)]
+    for name in names:
+        parent_name, _, child = name.rpartition(".")
+        parent = model.get_submodule(parent_name) if parent_name else model
+        original = getattr(parent, child)
+        setattr(parent, child, QuantizedLinear.from_linear(original, weight_format,
+                                                           max_tokens=max_tokens,
+                                                           backend=backend))
+        del original
+    return model

@@ -1,0 +1,95 @@
+"""qgemm.torch: the custom op, its fake implementation under torch.compile, QuantizedLinear and
+quantize_. Host layers run wherever torch is installed; GPU tests need CUDA. Skips without torch
+(CI installs no torch: PyPI's wheel is the multi-GB CUDA build)."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="torch is not installed")
+import qgemm  # noqa: E402
+import qgemm.torch as qt  # noqa: E402
+
+gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device for torch")
+
+
+def expected(x, layer, bias=None):
+    """x . W^T (+ bias) from the layer's exact weights, in float64."""
+    a = qgemm.quantize_activations(x.float().numpy(), "bf16").dequantize().astype(np.float64)
+    w = layer.weight_values.astype(np.float64)
+    y = a @ w.T
+    return y if bias is None else y + bias.float().numpy()
+
+
+def host_module(n=48, k=256, bias=True, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    lin = torch.nn.Linear(k, n, bias=bias).to(torch.bfloat16)
+    with torch.no_grad():
+        lin.weight.copy_(torch.randn(n, k, generator=g) * 0.05)
+    ref = qgemm.quantize_weights(lin.weight.float().numpy(), "int4/g128/bf16").dequantize()
+    module = qt.QuantizedLinear.from_linear(lin, "int4/g128/bf16", max_tokens=64)
+    module.weight_values = ref
+    return lin, module
+
+
+def test_host_module_matches_the_exact_weights():
+    lin, module = host_module()
+    x = torch.randn(3, 5, 256).to(torch.bfloat16)
+    y = module(x)
+    assert y.shape == (3, 5, 48) and y.dtype == torch.bfloat16
+    want = expected(x.reshape(-1, 256), module, lin.bias).reshape(3, 5, 48)
+    rel = np.linalg.norm(y.float().numpy() - want) / np.linalg.norm(want)
+    assert rel < 5e-3
+
+
+def test_fake_implementation_agrees_with_the_op():
+    _, module = host_module(bias=False)
+    x = torch.randn(7, 256).to(torch.bfloat16)
+    torch.library.opcheck(torch.ops.qgemm.linear.default, (x, module.handle, None))
+
+
+def test_compiles_without_graph_breaks():
+    _, module = host_module(bias=True)
+    x = torch.randn(4, 256).to(torch.bfloat16)
+    compiled = torch.compile(module, fullgraph=True, backend="eager")
+    torch.testing.assert_close(compiled(x), module(x), rtol=0, atol=0)
+
+
+def test_quantize_swaps_linear_layers_and_skips():
+    model = torch.nn.Sequential()
+    model.add_module("up", torch.nn.Linear(256, 128, dtype=torch.bfloat16))
+    model.add_module("lm_head", torch.nn.Linear(128, 64, dtype=torch.bfloat16))
+    model.to("cpu")
+    qt.quantize_(model, "int4/g128/bf16", skip=["lm_head"], max_tokens=16)
+    assert isinstance(model.up, qt.QuantizedLinear)
+    assert isinstance(model.lm_head, torch.nn.Linear)
+    assert model(torch.randn(2, 256).to(torch.bfloat16)).shape == (2, 64)
+
+
+def test_wrong_width_names_both_sizes():
+    _, module = host_module()
+    with pytest.raises(ValueError, match="128.*256"):
+        module(torch.randn(2, 128).to(torch.bfloat16))
+
+
+@gpu
+def test_gpu_module_matches_the_host_module():
+    lin, host = host_module()
+    cuda = qt.QuantizedLinear.from_linear(lin.cuda(), "int4/g128/bf16", max_tokens=64)
+    x = torch.randn(9, 256).to(torch.bfloat16)
+    got = cuda(x.cuda()).cpu().float().numpy()
+    want = expected(x, host, lin.bias.cpu())
+    assert np.linalg.norm(got - want) / np.linalg.norm(want) < 5e-3
+
+
+@gpu
+def test_gpu_module_replays_in_a_cuda_graph():
+    lin, _ = host_module()
+    module = qt.QuantizedLinear.from_linear(lin.cuda(), "int4/g128/bf16", max_tokens=64)
+    x = torch.randn(16, 256, device="cuda").to(torch.bfloat16)
+    eager = module(x)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = module(x)
+    graph.replay()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(captured, eager, rtol=0, atol=0)
