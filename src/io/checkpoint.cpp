@@ -111,6 +111,8 @@ const char* checkpoint_kind_name(CheckpointKind kind) {
       return "ModelOpt NVFP4";
     case CheckpointKind::kPackQuantized:
       return "compressed-tensors pack-quantized";
+    case CheckpointKind::kMxfp4Experts:
+      return "MXFP4 experts";
   }
   return "?";
 }
@@ -145,6 +147,8 @@ Expected<QuantizedCheckpoint> QuantizedCheckpoint::open(const std::string& path)
       auto config = pack_quantized_config(*section, path);
       if (!config) return config.status();
       c.pack = *config;
+    } else if (method == "mxfp4") {
+      c.kind = CheckpointKind::kMxfp4Experts;
     } else if (method == "modelopt" &&
                value_or<std::string>(*section, "quant_algo", "").find("NVFP4") !=
                    std::string::npos) {
@@ -152,8 +156,8 @@ Expected<QuantizedCheckpoint> QuantizedCheckpoint::open(const std::string& path)
     } else {
       return unsupported(str("checkpoint '", path, "': quantization ", section->dump(),
                              " has no importer; read are gptq, awq, fp8 (DeepSeek), "
-                             "compressed-tensors float-quantized and pack-quantized, and "
-                             "modelopt NVFP4"));
+                             "compressed-tensors float-quantized and pack-quantized, "
+                             "mxfp4 (gpt-oss experts) and modelopt NVFP4"));
     }
   } catch (const json::exception& e) {
     return invalid_argument(str(
@@ -181,6 +185,9 @@ Expected<QuantizedCheckpoint> QuantizedCheckpoint::open(const std::string& path)
       case CheckpointKind::kPackQuantized:
         if (ends_with(name, ".weight_packed")) prefix = name.substr(0, name.size() - 14);
         break;
+      case CheckpointKind::kMxfp4Experts:
+        if (ends_with(name, "_blocks") && t->dtype == "U8") prefix = name.substr(0, name.size() - 7);
+        break;
     }
     if (!prefix.empty()) c.layers.push_back(prefix);
   }
@@ -203,6 +210,8 @@ Expected<ImportedLinear> QuantizedCheckpoint::import(const std::string& prefix) 
       return import_modelopt_nvfp4_linear(files, prefix);
     case CheckpointKind::kPackQuantized:
       return import_pack_quantized_linear(files, prefix, pack);
+    case CheckpointKind::kMxfp4Experts:
+      return import_gpt_oss_experts(files, prefix);
   }
   return invalid_argument("unknown checkpoint kind");
 }

@@ -18,6 +18,7 @@ enum class CheckpointKind {
   kFp8,            ///< F8_E4M3 weights with weight_scale_inv (DeepSeek) or weight_scale
   kModelOptNvfp4,  ///< quant_method "modelopt", NVFP4: U8 e2m1 pairs and e4m3 scales
   kPackQuantized,  ///< compressed-tensors "pack-quantized": int32-packed integer codes
+  kMxfp4Experts,   ///< quant_method "mxfp4" (gpt-oss): expert stacks of e2m1 blocks
 };
 
 const char* checkpoint_kind_name(CheckpointKind kind);
@@ -31,6 +32,7 @@ struct QuantizedCheckpoint {
   int awq_group_size = 128;  ///< kAwq
   std::string fp8_scale;     ///< kFp8: "weight_scale_inv" or "weight_scale"
   PackQuantizedConfig pack;  ///< kPackQuantized
+  /// Linear layers and expert stacks (kMxfp4Experts: e.g. "...mlp.experts.gate_up_proj").
   std::vector<std::string> layers;
 
   /// Opens the checkpoint directory `path` (config.json and its safetensors files) and finds its

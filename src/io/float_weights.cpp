@@ -87,4 +87,45 @@ Expected<ImportedLinear> import_modelopt_nvfp4_linear(const SafetensorsCheckpoin
   return out;
 }
 
+Expected<ImportedLinear> import_gpt_oss_experts(const SafetensorsCheckpoint& c,
+                                                const std::string& prefix) {
+  constexpr const char* kProducer = "gpt-oss MXFP4";
+  auto blocks = checkpoint_tensor(c, kProducer, prefix + "_blocks", {"U8"}, 4);
+  auto scales = checkpoint_tensor(c, kProducer, prefix + "_scales", {"U8"}, 3);
+  auto bias = checkpoint_tensor(c, kProducer, prefix + "_bias", {"BF16", "F16", "F32"}, 2, false);
+  for (const auto* t : {&blocks, &scales, &bias})
+    if (!*t) return t->status();
+  const SafetensorsTensor& b = **blocks;
+  const SafetensorsTensor& s = **scales;
+  const int64_t experts = b.shape[0], n = b.shape[1], k = b.shape[2] * 32;
+  if (b.shape[3] != 16)
+    return invalid_argument(str(kProducer, " experts: tensor '", prefix, "_blocks' has ",
+                                b.shape[3], " bytes a block; expected 16 (32 e2m1 codes)"));
+  if (experts == 0 || n == 0 || k == 0)
+    return invalid_argument(str(kProducer, " experts: tensor '", prefix, "_blocks' is empty"));
+  if (s.shape[0] != experts || s.shape[1] != n || s.shape[2] != k / 32)
+    return invalid_argument(str(kProducer, " experts: tensor '", prefix, "_scales' has the wrong ",
+                                "shape; expected [", experts, ", ", n, ", ", k / 32, "]"));
+  ImportedLinear out;
+  QuantizedWeight& q = out.weight;
+  q.format = *WeightFormat::parse("mxfp4");
+  q.experts = experts, q.n = n, q.k = k;
+  // Blocks of 16 bytes follow each other along K, the even code low: the canonical packing.
+  q.codes.assign(b.data, b.data + b.bytes);
+  q.scales.resize(s.elements());
+  for (int64_t i = 0; i < s.elements(); ++i)
+    q.scales[i] = float(decode(DType::ue8m0(), s.data[i]));
+  if (*bias != nullptr) {
+    if ((**bias).shape[0] != experts || (**bias).shape[1] != n)
+      return invalid_argument(str(kProducer, " experts: tensor '", prefix, "_bias' has the wrong ",
+                                  "shape; expected [", experts, ", ", n, "]"));
+    for (int64_t i = 0; i < experts * n; ++i) out.bias.push_back(value_at(**bias, i));
+  }
+  const std::string tail = "gate_up_proj";
+  out.interleaved_gate_up = prefix.size() >= tail.size() &&
+                            prefix.compare(prefix.size() - tail.size(), tail.size(), tail) == 0;
+  QGEMM_RETURN_IF_ERROR(q.validate());
+  return out;
+}
+
 }  // namespace qgemm

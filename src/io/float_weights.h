@@ -22,4 +22,14 @@ Expected<ImportedLinear> import_fp8_linear(const SafetensorsCheckpoint& checkpoi
 Expected<ImportedLinear> import_modelopt_nvfp4_linear(const SafetensorsCheckpoint& checkpoint,
                                                       const std::string& prefix);
 
+/// Reads a gpt-oss MXFP4 expert stack `prefix` (e.g. "model.layers.0.mlp.experts.gate_up_proj")
+/// into mxfp4 (e2m1/g32/ue8m0) weights [E, N, K], exactly:
+///   prefix_blocks U8 [E, N, K / 32, 16]: 32 e2m1 codes a block, two a byte, the even one in the
+///                 low nibble
+///   prefix_scales U8 [E, N, K / 32]: ue8m0 exponents, 2^(s - 127)
+///   prefix_bias   [E, N] (BF16, F16 or F32), optional
+/// Rows of "gate_up_proj" stacks alternate gate and up (ImportedLinear::interleaved_gate_up).
+Expected<ImportedLinear> import_gpt_oss_experts(const SafetensorsCheckpoint& checkpoint,
+                                                const std::string& prefix);
+
 }  // namespace qgemm

@@ -27,7 +27,10 @@ struct ImportedLinear {
   /// k_order[c] (act-order checkpoints, whose groups become contiguous this way). The
   /// activations' columns must be taken in the same order.
   std::vector<int32_t> k_order;
-  std::vector<float> bias;  ///< [N], or empty
+  std::vector<float> bias;  ///< [N] ([experts, N] for an expert stack), or empty
+  /// The rows alternate two projections, gate (even rows) and up (odd rows): gpt-oss stores its
+  /// experts' gate and up projections this way, and its activation reads them so.
+  bool interleaved_gate_up = false;
 };
 
 /// Reads the GPTQ linear layer `prefix` (tensors prefix.qweight, .qzeros, .scales, optional

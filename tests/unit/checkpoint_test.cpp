@@ -52,6 +52,25 @@ TEST_F(CheckpointDetection, GptqLayersAreFoundAndRead) {
   EXPECT_EQ(layer->weight.dequantize(0, 0, 3), -2.5);
 }
 
+TEST_F(CheckpointDetection, Mxfp4ExpertStacksAreFoundAndRead) {
+  const std::string prefix = "model.layers.0.mlp.experts.down_proj";
+  write(R"({"quant_method": "mxfp4", "modules_to_not_convert": ["lm_head"]})",
+        {Tensor{prefix + "_blocks", "U8", {2, 8, 2, 16}, std::vector<uint8_t>(2 * 8 * 2 * 16, 0x21)},
+         Tensor{prefix + "_scales", "U8", {2, 8, 2}, std::vector<uint8_t>(32, 126)},
+         testing::fp16_tensor("model.norm.weight", {8}, std::vector<float>(8, 1))});
+  auto c = QuantizedCheckpoint::open(dir_.string());
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  EXPECT_EQ(c->kind, CheckpointKind::kMxfp4Experts);
+  EXPECT_EQ(c->layers, std::vector<std::string>{prefix});
+  auto layer = c->import(prefix);
+  ASSERT_TRUE(layer.ok()) << layer.status().to_string();
+  EXPECT_EQ(layer->weight.experts, 2);
+  EXPECT_FALSE(layer->interleaved_gate_up);  // a down projection
+  // Byte 0x21: code 1 (0.5) then code 2 (1.0), times 2^(126 - 127).
+  EXPECT_EQ(layer->weight.dequantize(1, 7, 0), 0.25);
+  EXPECT_EQ(layer->weight.dequantize(1, 7, 1), 0.5);
+}
+
 TEST_F(CheckpointDetection, UnreadableCheckpointsAreClearErrors) {
   auto none = QuantizedCheckpoint::open(dir_.string());
   EXPECT_EQ(none.status().code(), ErrorCode::kNotFound);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -91,9 +92,10 @@ TEST_F(FloatWeightsImport, ModelOptNvfp4) {
   for (auto& b : packed) b = uint8_t(rng());
   const std::vector<uint8_t> scales = e4m3_codes(n * k / 16, rng, true);
   const float global = 0.0125f;
-  auto checkpoint = write_checkpoint({byte_tensor("m.weight", "U8", {n, k / 2}, packed),
-                           byte_tensor("m.weight_scale", "F8_E4M3", {n, k / 16}, scales),
-                           f32_tensor("m.weight_scale_2", {}, {global})});
+  auto checkpoint =
+      write_checkpoint({byte_tensor("m.weight", "U8", {n, k / 2}, packed),
+                        byte_tensor("m.weight_scale", "F8_E4M3", {n, k / 16}, scales),
+                        f32_tensor("m.weight_scale_2", {}, {global})});
   ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().to_string();
   auto imported = import_modelopt_nvfp4_linear(*checkpoint, "m");
   ASSERT_TRUE(imported.ok()) << imported.status().to_string();
@@ -106,6 +108,51 @@ TEST_F(FloatWeightsImport, ModelOptNvfp4) {
                           decode(DType::e4m3(), scales[row * (k / 16) + col / 16]) * global;
       ASSERT_EQ(imported->weight.dequantize(0, row, col), want) << "n=" << row << " k=" << col;
     }
+}
+
+// gpt-oss MXFP4 experts, read as transformers describes them: the e2m1 value table indexed
+// by each nibble (low nibble first), times 2^(scale - 127).
+TEST_F(FloatWeightsImport, GptOssMxfp4Experts) {
+  const int64_t experts = 3, n = 10, k = 96;
+  constexpr double kE2m1[16] = {0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6};
+  std::mt19937 rng(11);
+  std::vector<uint8_t> blocks(experts * n * k / 2), scales(experts * n * k / 32);
+  for (auto& b : blocks) b = uint8_t(rng());
+  for (auto& e : scales) e = uint8_t(118 + rng() % 12);
+  std::vector<float> bias(experts * n);
+  for (auto& b : bias) b = float(int(rng() % 64) - 32) / 8.0f;
+  const std::string prefix = "model.layers.0.mlp.experts.gate_up_proj";
+  auto checkpoint = write_checkpoint(
+      {byte_tensor(prefix + "_blocks", "U8", {experts, n, k / 32, 16}, blocks),
+       byte_tensor(prefix + "_scales", "U8", {experts, n, k / 32}, scales),
+       testing::half_tensor(prefix + "_bias", "BF16", {experts, n}, bias)});
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().to_string();
+  auto imported = import_gpt_oss_experts(*checkpoint, prefix);
+  ASSERT_TRUE(imported.ok()) << imported.status().to_string();
+  EXPECT_EQ(imported->weight.format.alias(), "mxfp4");
+  EXPECT_EQ(imported->weight.experts, experts);
+  EXPECT_TRUE(imported->interleaved_gate_up);
+  EXPECT_EQ(imported->bias, bias);
+  for (int64_t e = 0; e < experts; ++e)
+    for (int64_t row = 0; row < n; ++row)
+      for (int64_t block = 0; block < k / 32; ++block)
+        for (int byte = 0; byte < 16; ++byte) {
+          const int64_t at = ((e * n + row) * (k / 32) + block) * 16 + byte;
+          const double scale = std::ldexp(1.0, int(scales[at / 16]) - 127);
+          const int64_t col = block * 32 + 2 * byte;
+          ASSERT_EQ(imported->weight.dequantize(e, row, col), kE2m1[blocks[at] & 0xf] * scale);
+          ASSERT_EQ(imported->weight.dequantize(e, row, col + 1), kE2m1[blocks[at] >> 4] * scale);
+        }
+
+  auto torn = write_checkpoint(
+      {byte_tensor(prefix + "_blocks", "U8", {experts, n, k / 32, 16}, blocks),
+       byte_tensor(prefix + "_scales", "U8", {experts, n - 1, k / 32},
+                   std::vector<uint8_t>(experts * (n - 1) * (k / 32), 127))});
+  ASSERT_TRUE(torn.ok());
+  auto bad = import_gpt_oss_experts(*torn, prefix);
+  EXPECT_NE(bad.status().message().find("gate_up_proj_scales' has the wrong shape"),
+            std::string::npos)
+      << bad.status().message();
 }
 
 }  // namespace

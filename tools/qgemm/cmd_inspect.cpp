@@ -44,9 +44,12 @@ int run_inspect(const InspectOptions& o) {
     auto imported = checkpoint->import(layer);
     if (!imported) return fail(imported.status());
     const QuantizedWeight& w = imported->weight;
-    std::printf("%-48s N=%-6lld K=%-6lld %s%s%s\n", layer.c_str(), (long long)w.n, (long long)w.k,
-                w.format.to_string().c_str(), imported->k_order.empty() ? "" : ", act-order",
-                imported->bias.empty() ? "" : ", bias");
+    const std::string experts = w.experts > 1 ? str(w.experts, " experts, ") : "";
+    std::printf("%-48s %sN=%-6lld K=%-6lld %s%s%s%s\n", layer.c_str(), experts.c_str(),
+                (long long)w.n, (long long)w.k, w.format.to_string().c_str(),
+                imported->k_order.empty() ? "" : ", act-order",
+                imported->bias.empty() ? "" : ", bias",
+                imported->interleaved_gate_up ? ", gate/up rows interleaved" : "");
     if (device.sm() == 0) continue;
     auto plan = plan_jit_kernels(w.n, w.k, w.format, DType::bf16(), DType::bf16(), device, true,
                                  kNoTuningTable);
