@@ -35,6 +35,11 @@ set(cases
   "of host memory|bench|${WORK}/huge.yaml"
   "unknown number type 'foo'|formats|--dump|foo"
   "no config.json|inspect|${WORK}/missing_checkpoint"
+  "--checkpoint needs --layer|verify|--m|1|--checkpoint|${WORK}"
+  "--layer needs --checkpoint|verify|--m|1|--layer|model.layers.0.mlp.up_proj"
+  "--weight is required|verify|--m|1|--n|64|--k|128"
+  "leave out --weight|verify|--m|1|--checkpoint|${WORK}|--layer|x|--weight|int4/g128"
+  "no config.json|verify|--m|1|--checkpoint|${WORK}/missing_checkpoint|--layer|x"
   "'sm_12' is not a supported target|jit|check|--arch|sm_12"
 )
 set(failures "")

@@ -12,9 +12,13 @@ void add_verify_command(CLI::App& app) {
       "verify", "Quantize a random layer, run it on a backend and compare with the CPU reference");
   auto opt = std::make_shared<VerifyOptions>();
   cmd->add_option("--m", opt->m, "Tokens (rows of A)")->required();
-  cmd->add_option("--n", opt->n, "Output features")->required();
-  cmd->add_option("--k", opt->k, "Input features")->required();
-  cmd->add_option("--weight", opt->weight, "Weight spec or alias, e.g. int4/g128/fp16")->required();
+  cmd->add_option("--n", opt->n, "Output features (not with --checkpoint)");
+  cmd->add_option("--k", opt->k, "Input features (not with --checkpoint)");
+  cmd->add_option("--weight", opt->weight,
+                  "Weight spec or alias, e.g. int4/g128/fp16 (not with --checkpoint)");
+  cmd->add_option("--checkpoint", opt->checkpoint,
+                  "Checkpoint directory: run one of its layers (--layer) on random activations");
+  cmd->add_option("--layer", opt->layer, "The checkpoint's layer (qgemm inspect lists them)");
   cmd->add_option("--act", opt->act, "Activation spec, e.g. bf16 or e4m3/token")
       ->default_val("bf16");
   cmd->add_option("--out", opt->out, "Output type: bf16, fp16 or fp32")->default_val("bf16");

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <random>
 
 #include "api/host_run.h"
 #include "bench/lib/layer_memory.h"
+#include "io/checkpoint.h"
 #include "layer_formats.h"
 #include "qgemm/device.h"
 #include "qgemm/linear.h"
@@ -77,13 +79,42 @@ Expected<std::vector<double>> run_moe_cpu(const QuantizedWeight& w, const Quanti
   return c;
 }
 
+// The layer `o.layer` of checkpoint `o.checkpoint`, or an error that says how to name one.
+Expected<ImportedLinear> checkpoint_layer(const VerifyOptions& o) {
+  if (o.layer.empty())
+    return invalid_argument("--checkpoint needs --layer NAME (qgemm inspect lists the layers)");
+  if (!o.weight.empty() || o.n != 0 || o.k != 0)
+    return invalid_argument("--checkpoint takes the weight, N and K from the checkpoint; leave "
+                            "out --weight, --n and --k");
+  auto c = QuantizedCheckpoint::open(o.checkpoint);
+  if (!c) return c.status();
+  if (std::find(c->layers.begin(), c->layers.end(), o.layer) == c->layers.end())
+    return invalid_argument(str("checkpoint '", o.checkpoint, "' has no quantized layer '",
+                                o.layer, "'; qgemm inspect lists its ", c->layers.size()));
+  return c->import(o.layer);
+}
+
 }  // namespace
 
-int run_verify(const VerifyOptions& o) {
+int run_verify(const VerifyOptions& options) {
   auto fail = [](const Status& s) {
     std::fprintf(stderr, "qgemm verify: %s\n", s.message().c_str());
     return 2;
   };
+  VerifyOptions o = options;
+  std::optional<ImportedLinear> imported;
+  if (!o.checkpoint.empty()) {
+    auto layer = checkpoint_layer(o);
+    if (!layer) return fail(layer.status());
+    imported = std::move(*layer);
+    o.weight = imported->weight.format.to_string();
+    o.n = imported->weight.n, o.k = imported->weight.k;
+    if (imported->weight.experts > 1) o.experts = imported->weight.experts;
+  } else if (!o.layer.empty()) {
+    return fail(invalid_argument("--layer needs --checkpoint"));
+  } else if (o.weight.empty()) {
+    return fail(invalid_argument("--weight is required (or --checkpoint and --layer)"));
+  }
   auto formats = parse_layer_formats(o.weight, o.act, o.out);
   if (!formats) return fail(formats.status());
   const auto& [wf, af, out] = *formats;
@@ -102,9 +133,16 @@ int run_verify(const VerifyOptions& o) {
 
   const int64_t experts = moe ? o.experts : 1;
   if (Status fits = check_layer_fits(o.m, o.n, o.k, experts); !fits.ok()) return fail(fits);
-  const auto w_values = random_normal(experts * o.n * o.k, o.seed, 0.05f);
-  auto w = quantize_weights(HostValues::of(w_values), experts, o.n, o.k, wf);
+  Expected<QuantizedWeight> w = Status(ErrorCode::kInternal, "no weight");
+  if (imported) {
+    w = std::move(imported->weight);
+  } else {
+    const auto w_values = random_normal(experts * o.n * o.k, o.seed, 0.05f);
+    w = quantize_weights(HostValues::of(w_values), experts, o.n, o.k, wf);
+  }
   if (!w) return fail(w.status());
+  // Act-order layers store K in k_order's order: random activations are as random in either
+  // order, and the layer and the reference both read them in the stored one.
   const auto a_values = random_normal(o.m * o.k, o.seed + 1, 1.0f);
   auto a = quantize_activations(HostValues::of(a_values), o.m, o.k, af);
   if (!a) return fail(a.status());
@@ -129,8 +167,9 @@ int run_verify(const VerifyOptions& o) {
   } else {
     std::vector<uint8_t> bias_bytes;
     std::vector<float> bias;
-    if (o.bias) {
-      const auto b = random_normal(o.n, o.seed + 3, 0.5f);
+    if (o.bias || (imported && !imported->bias.empty())) {
+      const auto b = imported && !imported->bias.empty() ? imported->bias
+                                                         : random_normal(o.n, o.seed + 3, 0.5f);
       const size_t width = (out.bits + 7) / 8;
       bias_bytes.resize(o.n * width);
       for (int64_t i = 0; i < o.n; ++i) {
@@ -163,6 +202,9 @@ int run_verify(const VerifyOptions& o) {
                 out.name().c_str(), (long long)o.m, (long long)o.n, (long long)o.k, chosen.c_str(),
                 cmp.rel_frobenius, tol, moe ? "(moe)" : "");
   } else {
+    if (imported)
+      std::printf("layer      %s of %s%s\n", o.layer.c_str(), o.checkpoint.c_str(),
+                  imported->k_order.empty() ? "" : " (act-order: K in the checkpoint's order)");
     std::printf(
         "problem    %s%s  M=%lld N=%lld K=%lld\n", moe ? "MoE " : "dense ",
         moe ? str("E=", o.experts, " top-k=", o.top_k, o.reduce ? " reduced" : "").c_str() : "",

@@ -15,6 +15,9 @@ struct VerifyOptions {
   uint64_t seed = 1;
   int64_t check_rows = 0;
   bool quiet = false;  ///< one summary line instead of the table
+  /// A checkpoint directory and one of its layers (qgemm inspect lists them): the weight (and
+  /// bias) come from there instead of --weight, --n and --k; the activations stay random.
+  std::string checkpoint, layer;
 };
 
 /// Runs one verify problem; returns the process exit code (0 = within tolerance).

@@ -1,5 +1,7 @@
-# `qgemm bench smoke.yaml --backend cpu` must write a valid report and a plot on any machine.
-# Run by CTest with -DQGEMM=<cli> -DRECIPE=<smoke.yaml> -DWORK=<dir>.
+# The CLI end to end on the CPU backend, on any machine: `qgemm bench smoke.yaml --backend cpu`
+# writes a valid report and a plot, and `qgemm verify --checkpoint` runs a checkpoint's layer (a
+# GPTQ act-order layer with a bias, the safetensors fuzz seed) against the reference.
+# Run by CTest with -DQGEMM=<cli> -DRECIPE=<smoke.yaml> -DGPTQ_LAYER=<file> -DWORK=<dir>.
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 execute_process(
@@ -39,3 +41,16 @@ if(NOT svg MATCHES "<svg")
   message(FATAL_ERROR "smoke.svg is not an SVG document")
 endif()
 message(STATUS "bench smoke: ${timed} cpu rows timed, report and plot written")
+
+# A checkpoint directory around the GPTQ layer: verify finds it, reads it and passes.
+file(MAKE_DIRECTORY ${WORK}/checkpoint)
+file(COPY_FILE ${GPTQ_LAYER} ${WORK}/checkpoint/model.safetensors)
+file(WRITE ${WORK}/checkpoint/config.json [=[{"quantization_config": {"quant_method": "gptq",
+  "bits": 4, "group_size": 16, "desc_act": true}}]=])
+execute_process(
+  COMMAND ${QGEMM} verify --checkpoint ${WORK}/checkpoint --layer l --m 5 --backend cpu
+  RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
+if(NOT rc EQUAL 0 OR NOT stdout MATCHES "act-order" OR NOT stdout MATCHES "uint4/g16/fp16/zp"
+   OR NOT stdout MATCHES "result     PASS")
+  message(FATAL_ERROR "qgemm verify --checkpoint exited with ${rc}\n${stdout}\n${stderr}")
+endif()
