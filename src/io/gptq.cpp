@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "io/tensor_views.h"
+#include "util/parallel.h"
 #include "util/error.h"
 
 namespace qgemm {
@@ -88,19 +89,55 @@ Expected<ImportedLinear> import_gptq_linear(const SafetensorsCheckpoint& c,
   w.codes.assign(n * w.row_bytes(), 0);
   w.scales.assign(f.scale_rows(n) * f.scale_cols(k), 0.0f);
   if (!symmetric) w.zeros.assign(w.scales.size(), 0.0f);
-  for (int64_t col = 0; col < k; ++col) {
-    const int64_t src = order[col];  // canonical column col is checkpoint column src
-    const int64_t g = group_of[src];
-    for (int64_t row = 0; row < n; ++row) {
-      const uint32_t word = word_at(qw, (src / per_word) * n + row);
-      const uint32_t q = (word >> (bits * (src % per_word))) & mask;
-      // intN codes are two's complement: q - 2^(bits-1), flipping the top bit.
-      w.set_code(0, row, col, symmetric ? q ^ (1u << (bits - 1)) : q);
-      const int64_t s = w.scale_index(0, row, col);
-      w.scales[s] = value_at(sc, g * n + row);
-      if (!symmetric) w.zeros[s] = float(zeros[g * n + row]);
+  // Rows in blocks, the packed words read along N (contiguous) for each word row of K: codes
+  // [block rows][K] in the checkpoint's order, then each row permuted to the canonical order and
+  // packed, LSB first along K. 2-, 4- and 8-bit codes fill whole bytes.
+  const uint32_t flip = symmetric ? 1u << (bits - 1) : 0u;  // intN: two's complement
+  const int per_byte = 8 / bits;
+  constexpr int64_t kBlockRows = 64;
+  parallel_for((n + kBlockRows - 1) / kBlockRows, 1, [&](int64_t block_begin, int64_t block_end) {
+    std::vector<uint8_t> codes(kBlockRows * k);
+    for (int64_t block = block_begin; block < block_end; ++block) {
+      const int64_t row0 = block * kBlockRows, rows = std::min(kBlockRows, n - row0);
+      if (!reordered) {
+        // In K's own order a word holds the next per_word codes of its row, LSB first: four
+        // bytes of the canonical row as they are (top bits flipped for intN).
+        uint32_t flip_word = 0;
+        for (int j = 0; j < per_word; ++j) flip_word |= flip << (bits * j);
+        for (int64_t kw = 0; kw < k / per_word; ++kw)
+          for (int64_t r = 0; r < rows; ++r) {
+            uint32_t word;
+            std::memcpy(&word, qw.data + 4 * (kw * n + row0 + r), 4);
+            word ^= flip_word;
+            std::memcpy(&w.codes[(row0 + r) * w.row_bytes() + 4 * kw], &word, 4);
+          }
+      }
+      for (int64_t kw = 0; reordered && kw < k / per_word; ++kw)
+        for (int64_t r = 0; r < rows; ++r) {
+          const uint32_t word = word_at(qw, kw * n + row0 + r);
+          for (int j = 0; j < per_word; ++j)
+            codes[r * k + kw * per_word + j] = uint8_t((word >> (bits * j)) & mask);
+        }
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t row = row0 + r;
+        const uint8_t* raw = &codes[r * k];
+        uint8_t* dst = &w.codes[row * w.row_bytes()];
+        for (int64_t byte = 0; reordered && byte < k / per_byte; ++byte) {
+          uint32_t packed = 0;
+          for (int j = 0; j < per_byte; ++j) {
+            const int64_t col = byte * per_byte + j;
+            packed |= (raw[reordered ? order[col] : col] ^ flip) << (bits * j);
+          }
+          dst[byte] = uint8_t(packed);
+        }
+        for (int64_t g = 0; g < groups; ++g) {
+          const int64_t s = w.scale_index(0, row, g * group);
+          w.scales[s] = value_at(sc, g * n + row);
+          if (!symmetric) w.zeros[s] = float(zeros[g * n + row]);
+        }
+      }
     }
-  }
+  });
   if (reordered) out.k_order = order;
   QGEMM_RETURN_IF_ERROR(read_bias(c, "GPTQ", prefix, n, out.bias));
   QGEMM_RETURN_IF_ERROR(w.validate());

@@ -1,5 +1,7 @@
 // qgemm inspect CHECKPOINT: the quantized linear layers of a checkpoint, their formats as read,
 // and the kernels that would run them.
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -40,9 +42,15 @@ int run_inspect(const InspectOptions& o) {
               checkpoint_kind_name(checkpoint->kind), checkpoint->layers.size(),
               checkpoint->files.files().size());
   if (device.sm() == 0) std::printf("(no GPU here and no --arch: the plans are left out)\n");
+  double import_seconds = 0;
+  int64_t largest_bf16_bytes = 0;
   for (const std::string& layer : checkpoint->layers) {
+    const auto start = std::chrono::steady_clock::now();
     auto imported = checkpoint->import(layer);
+    import_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!imported) return fail(imported.status());
+    largest_bf16_bytes = std::max(largest_bf16_bytes,
+                                  imported->weight.experts * imported->weight.n * imported->weight.k * 2);
     const QuantizedWeight& w = imported->weight;
     const std::string experts = w.experts > 1 ? str(w.experts, " experts, ") : "";
     std::printf("%-48s %sN=%-6lld K=%-6lld %s%s%s%s\n", layer.c_str(), experts.c_str(),
@@ -63,6 +71,9 @@ int run_inspect(const InspectOptions& o) {
                   b.expand ? "then cuBLASLt" : b.config.tiling().c_str());
     }
   }
+  // One layer at a time: the host holds the file mapping and one imported layer.
+  std::printf("read     %zu layers into the canonical layout in %.2f s (largest %.1f MB as bf16)\n",
+              checkpoint->layers.size(), import_seconds, largest_bf16_bytes / 1e6);
   return 0;
 }
 
