@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "io/checkpoint.h"
 #include "qgemm/qgemm.h"
 
 namespace nb = nanobind;
@@ -259,6 +260,27 @@ void run_pointers(const Linear& layer, int64_t m, uintptr_t a, uintptr_t c, uint
   check(layer.run(args));
 }
 
+// ---- checkpoints ------------------------------------------------------------------------------
+
+/// One layer of a checkpoint as the importers read it: the weight in the canonical layout, its
+/// bias, the K order of act-order layers and the gate/up interleaving of gpt-oss experts.
+nb::tuple import_layer(const QuantizedCheckpoint& c, const std::string& name) {
+  ImportedLinear layer;
+  {
+    nb::gil_scoped_release release;
+    layer = unwrap(c.import(name));
+  }
+  nb::object bias = nb::none(), order = nb::none();
+  const size_t rows = static_cast<size_t>(layer.weight.n);
+  if (!layer.bias.empty()) {
+    const size_t experts = layer.bias.size() / rows;
+    bias = nb::cast(experts > 1 ? to_numpy(std::move(layer.bias), {experts, rows})
+                                : to_numpy(std::move(layer.bias), {rows}));
+  }
+  if (!layer.k_order.empty()) order = nb::cast(to_numpy(std::move(layer.k_order), {size_t(layer.weight.k)}));
+  return nb::make_tuple(std::move(layer.weight), bias, order, layer.interleaved_gate_up);
+}
+
 }  // namespace
 }  // namespace qgemm
 
@@ -365,6 +387,17 @@ NB_MODULE(_qgemm, m) {
   m.def("device_count", [] { return list_devices().size(); },
         "GPUs the CUDA driver sees (0 without a GPU or driver).");
   m.def("no_gpu_reason", &no_gpu_reason, "Why no GPU is usable, or ''.");
+
+  nb::class_<QuantizedCheckpoint>(m, "_Checkpoint")
+      .def_static("open", [](const std::string& path) {
+        nb::gil_scoped_release release;
+        return unwrap(QuantizedCheckpoint::open(path));
+      })
+      .def_prop_ro("kind", [](const QuantizedCheckpoint& c) {
+        return std::string(checkpoint_kind_name(c.kind));
+      })
+      .def_ro("layers", &QuantizedCheckpoint::layers)
+      .def("import_layer", &import_layer, "name"_a);
 
   nb::class_<Linear>(m, "Linear",
                      "A quantized linear layer, C = A . W^T (+ bias), on a GPU or on the host.")

@@ -12,6 +12,8 @@ Errors are Python exceptions carrying the library's message: ``ValueError`` for 
 
 from __future__ import annotations
 
+from typing import NamedTuple, Optional
+
 import numpy as _np
 
 from ._qgemm import (
@@ -28,12 +30,15 @@ from ._qgemm import (
     reference_gemm as _reference_gemm,
 )
 from ._qgemm import Linear as _Linear
+from ._qgemm import _Checkpoint
 from ._qgemm import quantize_activations as _quantize_activations
 from ._qgemm import quantize_weights as _quantize_weights
 
 __all__ = [
     "ActFormat",
+    "Checkpoint",
     "Error",
+    "ImportedLayer",
     "Linear",
     "OutOfMemoryError",
     "QuantizedActivations",
@@ -42,6 +47,7 @@ __all__ = [
     "WeightFormat",
     "__version__",
     "device_count",
+    "load_checkpoint",
     "no_gpu_reason",
     "quantize_activations",
     "quantize_weights",
@@ -78,6 +84,57 @@ def quantize_activations(activations, format) -> QuantizedActivations:
 def reference_gemm(a: QuantizedActivations, w: QuantizedWeight, bias=None) -> _np.ndarray:
     """The CPU reference, float64 [M, N] = a . w^T (+ bias), from the exact quantized operands."""
     return _reference_gemm(a, w, None if bias is None else _floats(bias, "reference_gemm bias"))
+
+
+class ImportedLayer(NamedTuple):
+    """A checkpoint layer as read: ``weight`` (QuantizedWeight), ``bias`` (float32 [N] or
+    [experts, N], or None), ``k_order`` (int32 [K] or None) and ``interleaved_gate_up``.
+
+    An act-order layer stores K in ``k_order``'s order: stored column c is input feature
+    ``k_order[c]``, so it runs on ``x[:, k_order]``. ``interleaved_gate_up``: the rows alternate
+    gate (even) and up (odd) projections, as gpt-oss stores its experts."""
+
+    weight: QuantizedWeight
+    bias: Optional[_np.ndarray]
+    k_order: Optional[_np.ndarray]
+    interleaved_gate_up: bool
+
+
+class Checkpoint:
+    """A quantized checkpoint directory (config.json and safetensors files), read layer by
+    layer: ``kind``, ``layers`` (names), ``checkpoint[name]`` -> ImportedLayer."""
+
+    def __init__(self, path):
+        self._c = _Checkpoint.open(str(path))
+
+    @property
+    def kind(self) -> str:
+        return self._c.kind
+
+    @property
+    def layers(self) -> list:
+        return list(self._c.layers)
+
+    def __len__(self) -> int:
+        return len(self._c.layers)
+
+    def __iter__(self):
+        return iter(self._c.layers)
+
+    def __getitem__(self, name: str) -> ImportedLayer:
+        if name not in self._c.layers:
+            raise KeyError(f"the checkpoint has no quantized layer '{name}'")
+        return ImportedLayer(*self._c.import_layer(name))
+
+    def __repr__(self) -> str:
+        return f"qgemm.Checkpoint({self.kind}, {len(self)} layers)"
+
+
+def load_checkpoint(path) -> Checkpoint:
+    """Opens a quantized checkpoint (GPTQ, AWQ, FP8, compressed-tensors pack- and
+    float-quantized, ModelOpt NVFP4, gpt-oss MXFP4 experts). Layers are read when indexed, one
+    at a time, so host memory stays near one layer."""
+    return Checkpoint(path)
 
 
 class Linear(_Linear):

@@ -100,7 +100,8 @@ class QuantizedLinear(torch.nn.Module):
 
     def __init__(self, weight, *, act: str = "bf16", out: str = "bf16",
                  bias: Optional[torch.Tensor] = None, device: Optional[torch.device] = None,
-                 max_tokens: int = 4096, backend: str = "auto"):
+                 max_tokens: int = 4096, backend: str = "auto",
+                 k_order: Optional[torch.Tensor] = None):
         super().__init__()
         if device is None:
             device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -117,6 +118,10 @@ class QuantizedLinear(torch.nn.Module):
         if bias is not None:
             bias = bias.detach().to(device=device, dtype=_OUT_DTYPES[out])
         self.register_buffer("bias", bias)
+        # Act-order layers store K permuted: the input's columns are gathered first.
+        if k_order is not None:
+            k_order = torch.as_tensor(k_order, dtype=torch.long, device=device)
+        self.register_buffer("k_order", k_order)
 
     @classmethod
     def from_linear(cls, linear: torch.nn.Linear, weight_format: str, *, act: Optional[str] = None,
@@ -133,7 +138,21 @@ class QuantizedLinear(torch.nn.Module):
         return cls(q, act=act, out=out, bias=linear.bias, device=w.device,
                    max_tokens=max_tokens, backend=backend)
 
+    @classmethod
+    def from_imported(cls, layer, *, act: str = "bf16", out: str = "bf16",
+                      device: Optional[torch.device] = None, max_tokens: int = 4096,
+                      backend: str = "auto") -> "QuantizedLinear":
+        """A layer read by ``qgemm.load_checkpoint`` (an ImportedLayer), act-order included."""
+        if layer.weight.experts != 1:
+            raise ValueError("QuantizedLinear: an expert stack is not a linear layer")
+        bias = None if layer.bias is None else torch.from_numpy(layer.bias)
+        k_order = None if layer.k_order is None else torch.from_numpy(layer.k_order)
+        return cls(layer.weight, act=act, out=out, bias=bias, device=device,
+                   max_tokens=max_tokens, backend=backend, k_order=k_order)
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.k_order is not None:
+            x = x.index_select(-1, self.k_order)
         return torch.ops.qgemm.linear(x, self.handle, self.bias)
 
     def extra_repr(self) -> str:

@@ -193,3 +193,47 @@ def test_gpu_layer_refuses_host_arrays_with_advice():
     layer = qgemm.Linear(w, device=0)
     with pytest.raises(ValueError, match="__cuda_array_interface__"):
         layer(random((2, 256), 23))
+
+
+def gptq_checkpoint(tmp_path):
+    """A checkpoint directory around the repository's GPTQ act-order layer 'l' (N=8, K=32,
+    group 16, with a bias): the safetensors fuzz seed."""
+    import pathlib
+    import shutil
+    seed = pathlib.Path(__file__).resolve().parents[2] / "fuzz/corpus/safetensors/gptq_layer"
+    shutil.copy(seed, tmp_path / "model.safetensors")
+    (tmp_path / "config.json").write_text(
+        '{"quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 16, '
+        '"desc_act": true}}')
+    return tmp_path
+
+
+def test_checkpoint_layers_are_read_one_at_a_time(tmp_path):
+    c = qgemm.load_checkpoint(gptq_checkpoint(tmp_path))
+    assert c.kind == "GPTQ" and c.layers == ["l"] and len(c) == 1
+    layer = c["l"]
+    assert str(layer.weight.format) == "uint4/g16/fp16/zp"
+    assert (layer.weight.n, layer.weight.k) == (8, 32)
+    assert layer.bias.shape == (8,) and not layer.interleaved_gate_up
+    # Act-order: a permutation of K that makes the groups contiguous.
+    assert sorted(layer.k_order.tolist()) == list(range(32))
+    with pytest.raises(KeyError, match="'m'"):
+        c["m"]
+
+
+def test_act_order_layer_runs_on_permuted_activations(tmp_path):
+    layer = qgemm.load_checkpoint(gptq_checkpoint(tmp_path))["l"]
+    x = random((6, 32), 30)
+    linear = qgemm.Linear(layer.weight, device=-1, out="fp32")
+    linear.prepare(6)
+    got = linear(x[:, layer.k_order], bias=layer.bias)
+    # The weight in the model's own column order: stored column c is input feature k_order[c].
+    w = np.empty((8, 32))
+    w[:, layer.k_order] = layer.weight.dequantize()
+    a = bf16_round(x).astype(np.float64)
+    np.testing.assert_allclose(got, a @ w.T + layer.bias, rtol=1e-5, atol=1e-5)
+
+
+def test_missing_checkpoint_names_the_file(tmp_path):
+    with pytest.raises(qgemm.Error, match="config.json"):
+        qgemm.load_checkpoint(tmp_path)

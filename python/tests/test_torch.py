@@ -93,3 +93,14 @@ def test_gpu_module_replays_in_a_cuda_graph():
     graph.replay()
     torch.cuda.synchronize()
     torch.testing.assert_close(captured, eager, rtol=0, atol=0)
+
+
+def test_act_order_checkpoint_layer_gathers_its_input(tmp_path):
+    from test_qgemm import gptq_checkpoint
+    layer = qgemm.load_checkpoint(gptq_checkpoint(tmp_path))["l"]
+    module = qt.QuantizedLinear.from_imported(layer, out="fp32", device="cpu", max_tokens=8)
+    x = torch.randn(4, 32).to(torch.bfloat16)
+    w = np.empty((8, 32))
+    w[:, layer.k_order] = layer.weight.dequantize()
+    want = x.double().numpy() @ w.T + layer.bias
+    np.testing.assert_allclose(module(x).double().numpy(), want, rtol=1e-5, atol=1e-5)
