@@ -1,7 +1,8 @@
-// The Python extension qgemm._qgemm: nanobind over the public C++ API (include/qgemm/). Host
-// arrays cross as NumPy arrays (copied in and out); device arrays cross as integer pointers on
-// the caller's stream (qgemm/__init__.py and qgemm/torch.py pass them). Every failure becomes a
-// Python exception carrying the library's message; long calls release the GIL.
+// The Python extension qgemm._qgemm: nanobind over the public C++ API (include/qgemm/) and the
+// checkpoint importers (src/io/checkpoint.h). Host arrays cross as NumPy arrays (copied in and
+// out); device arrays cross as integer pointers on the caller's stream (qgemm/__init__.py and
+// qgemm/torch.py pass them). Every failure becomes a Python exception carrying the library's
+// message; long calls release the GIL.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
