@@ -2,7 +2,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <string_view>
+
+#include "qgemm/format.h"
 
 namespace qgemm::fuzz {
 
@@ -27,6 +31,20 @@ void for_each_line(const uint8_t* data, size_t size, Fn&& fn) {
 /// A broken property is a crash, so libFuzzer stops and saves the input that broke it.
 inline void check(bool property) {
   if (!property) __builtin_trap();
+}
+
+/// A format spec parser's properties: `spec` is an error, or a valid format whose canonical spec
+/// parses back to the same format and prints unchanged. Returns the format, if any, for checks
+/// of its own.
+template <typename Format>
+std::optional<Format> check_spec_round_trip(std::string_view spec) {
+  auto format = Format::parse(spec);
+  if (!format) return std::nullopt;
+  check(format->validate().ok());
+  const std::string canonical = format->to_string();
+  auto again = Format::parse(canonical);
+  check(again.ok() && *again == *format && again->to_string() == canonical);
+  return *format;
 }
 
 }  // namespace qgemm::fuzz

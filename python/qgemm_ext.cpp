@@ -1,8 +1,8 @@
-// The Python extension qgemm._qgemm: nanobind over the public C++ API (include/qgemm/) and the
-// checkpoint importers (src/io/checkpoint.h). Host arrays cross as NumPy arrays (copied in and
-// out); device arrays cross as integer pointers on the caller's stream (qgemm/__init__.py and
-// qgemm/torch.py pass them). Every failure becomes a Python exception carrying the library's
-// message; long calls release the GIL.
+// The Python extension qgemm._qgemm: nanobind over the public C++ API (include/qgemm/), the
+// checkpoint importers (src/io/checkpoint.h) and the row dequantizer. Host arrays cross as NumPy
+// arrays (copied in and out); device arrays cross as integer pointers on the caller's stream
+// (qgemm/__init__.py and qgemm/torch.py pass them). Every failure becomes a Python exception
+// carrying the library's message; long calls release the GIL.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
@@ -17,6 +17,7 @@
 
 #include "io/checkpoint.h"
 #include "qgemm/qgemm.h"
+#include "quant/dequantize_rows.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -117,6 +118,23 @@ T parse_spec(const std::string& spec) {
   return unwrap(T::parse(spec));
 }
 
+/// A format class: built from a spec, printed as its canonical spec, compared and hashed by it.
+template <typename Format>
+nb::class_<Format> bind_format(nb::module_& m, const char* name, const char* doc) {
+  const std::string repr_name = name;
+  return nb::class_<Format>(m, name, doc)
+      .def("__init__",
+           [](Format* self, const std::string& spec) { new (self) Format(parse_spec<Format>(spec)); },
+           "spec"_a)
+      .def("__str__", &Format::to_string)
+      .def("__repr__",
+           [repr_name](const Format& f) { return repr_name + "('" + f.to_string() + "')"; })
+      .def("__eq__", [](const Format& a, const Format& b) { return a == b; })
+      .def("__hash__", [](const Format& f) { return std::hash<std::string>()(f.to_string()); })
+      .def_prop_ro("spec", &Format::to_string, "The canonical spec.")
+      .def_prop_ro("element_type", [](const Format& f) { return f.type.name(); });
+}
+
 // ---- weights and activations ------------------------------------------------------------------
 
 QuantizedWeight quantize_weights_py(const HostFloats& w, const WeightFormat& format) {
@@ -161,10 +179,13 @@ nb::ndarray<nb::numpy, float> dequantize_weight(const QuantizedWeight& w) {
   {
     nb::gil_scoped_release release;
     out.resize(static_cast<size_t>(w.experts * w.n * w.k));
-    size_t i = 0;
+    std::vector<double> row(static_cast<size_t>(w.k));
+    float* at = out.data();
     for (int64_t e = 0; e < w.experts; ++e)
-      for (int64_t r = 0; r < w.n; ++r)
-        for (int64_t c = 0; c < w.k; ++c) out[i++] = static_cast<float>(w.dequantize(e, r, c));
+      for (int64_t r = 0; r < w.n; ++r) {
+        dequantize_row(w, e, r, row.data());
+        for (double v : row) *at++ = static_cast<float>(v);
+      }
   }
   if (w.experts == 1) return to_numpy(std::move(out), {size_t(w.n), size_t(w.k)});
   return to_numpy(std::move(out), {size_t(w.experts), size_t(w.n), size_t(w.k)});
@@ -294,41 +315,19 @@ NB_MODULE(_qgemm, m) {
   nb::exception<OutOfMemoryError>(m, "OutOfMemoryError", PyExc_MemoryError);
   nb::exception<LibraryError>(m, "Error", PyExc_RuntimeError);
 
-  nb::class_<WeightFormat>(m, "WeightFormat",
-                           "A weight format, parsed from a spec such as 'int4/g128/bf16' or 'nvfp4'.")
-      .def("__init__",
-           [](WeightFormat* self, const std::string& spec) {
-             new (self) WeightFormat(parse_spec<WeightFormat>(spec));
-           },
-           "spec"_a)
-      .def("__str__", &WeightFormat::to_string)
-      .def("__repr__", [](const WeightFormat& f) { return "WeightFormat('" + f.to_string() + "')"; })
-      .def("__eq__", [](const WeightFormat& a, const WeightFormat& b) { return a == b; })
-      .def("__hash__", [](const WeightFormat& f) { return std::hash<std::string>()(f.to_string()); })
-      .def_prop_ro("spec", &WeightFormat::to_string, "The canonical spec.")
+  bind_format<WeightFormat>(m, "WeightFormat",
+                            "A weight format, parsed from a spec such as 'int4/g128/bf16' or 'nvfp4'.")
       .def_prop_ro("alias", &WeightFormat::alias, "The short name ('nvfp4', 'mxfp4'), or ''.")
       .def_prop_ro("bits", [](const WeightFormat& f) { return int(f.type.bits); },
                    "Bits per weight code.")
-      .def_prop_ro("element_type", [](const WeightFormat& f) { return f.type.name(); })
       .def_prop_ro("scale_type", [](const WeightFormat& f) { return f.scale_type.name(); })
       .def_prop_ro("group_k", [](const WeightFormat& f) { return f.group_k; },
                    "Elements of K per scale (groups and blocks), else 0.")
       .def_prop_ro("has_zero_points", &WeightFormat::has_zero_points);
 
-  nb::class_<ActFormat>(m, "ActFormat",
-                        "An activation format: 'bf16', 'fp16', or quantized such as 'e4m3/token'.")
-      .def("__init__",
-           [](ActFormat* self, const std::string& spec) {
-             new (self) ActFormat(parse_spec<ActFormat>(spec));
-           },
-           "spec"_a)
-      .def("__str__", &ActFormat::to_string)
-      .def("__repr__", [](const ActFormat& f) { return "ActFormat('" + f.to_string() + "')"; })
-      .def("__eq__", [](const ActFormat& a, const ActFormat& b) { return a == b; })
-      .def("__hash__", [](const ActFormat& f) { return std::hash<std::string>()(f.to_string()); })
-      .def_prop_ro("spec", &ActFormat::to_string, "The canonical spec.")
-      .def_prop_ro("is_quantized", &ActFormat::is_quantized)
-      .def_prop_ro("element_type", [](const ActFormat& f) { return f.type.name(); });
+  bind_format<ActFormat>(m, "ActFormat",
+                         "An activation format: 'bf16', 'fp16', or quantized such as 'e4m3/token'.")
+      .def_prop_ro("is_quantized", &ActFormat::is_quantized);
 
   nb::class_<QuantizedWeight>(m, "QuantizedWeight",
                               "Quantized weights [experts, N, K] in the canonical layout: codes, "

@@ -3,16 +3,17 @@
 # matrix of `qgemm verify` cases that covers every kernel family and tile kind at small sizes, on
 # the GPU machine, with binaries built elsewhere:
 #
-#   BIN=.device/new scripts/sanitize.sh [TOOL...]      (default: all four tools)
+#   BIN=DIR scripts/sanitize.sh [TOOL...]      (DIR holds `qgemm`; default: all four tools)
 #
 # Each case must pass its check against the CPU reference under the tool too. Prints one line per
 # (tool, case) with the tool's error count and writes each tool's full report to
-# $OUT/sanitize_<tool>.log. Exits non-zero when any tool reports an error or a case fails.
+# $OUT/sanitize_<tool>.log (OUT defaults to build-gpu-sanitize/, which also holds the kernel
+# cache). Exits non-zero when any tool reports an error or a case fails.
 set -u
-OUT=${OUT:-/tmp/qgemm-sanitize}
+OUT=${OUT:-build-gpu-sanitize}
 BIN=${BIN:-build}
 mkdir -p "$OUT"
-export QGEMM_CACHE_DIR=${QGEMM_CACHE_DIR:-/tmp/qgemm-sanitize-cache}
+export QGEMM_CACHE_DIR=${QGEMM_CACHE_DIR:-$OUT/cache}
 tool_bin=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer ||
   ls /usr/local/cuda*/bin/compute-sanitizer /opt/nvidia/*/compute-sanitizer 2>/dev/null | head -n 1)}
 if [ -z "$tool_bin" ] || [ ! -x "$tool_bin" ]; then

@@ -49,11 +49,15 @@ def test_activation_format_specs():
     assert token.is_quantized and str(token) == "e4m3/token"
 
 
-@pytest.mark.parametrize("spec", ["int4/g127x", "int9/g128/bf16", "", "nvfp4/zp"])
-def test_bad_weight_spec_is_a_value_error_naming_it(spec):
+@pytest.mark.parametrize("spec, named", [
+    ("int4/g127x", "'g127x'"), ("int9/g128/bf16", "'int9'"), ("", "empty weight spec"),
+    ("nvfp4/zp", "'nvfp4/zp'"),
+])
+def test_bad_weight_spec_is_a_value_error_naming_it(spec, named):
     with pytest.raises(ValueError) as e:
         qgemm.WeightFormat(spec)
-    assert str(e.value)  # the library's message, not an empty error
+    # The library's message: the bad part, then what specs look like.
+    assert named in str(e.value) and "weight specs look like" in str(e.value)
 
 
 def test_bad_activation_spec_names_the_value():

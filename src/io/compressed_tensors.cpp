@@ -8,14 +8,16 @@ namespace {
 
 constexpr const char* kProducer = "compressed-tensors pack-quantized";
 
-/// Value i of a dense little-endian bit stream of `bits`-bit values held in 32-bit words
-/// `first_word`, `first_word + 1`, ... of `t`.
-uint32_t stream_value(const SafetensorsTensor& t, int64_t first_word, int64_t i, int bits) {
+/// Value i of a dense little-endian bit stream of `bits`-bit values whose 32-bit words are words
+/// `first_word`, `first_word + stride`, ... of `t` (a row of the tensor, or with `stride` its
+/// row length, a column).
+uint32_t stream_value(const SafetensorsTensor& t, int64_t first_word, int64_t stride, int64_t i,
+                      int bits) {
   const int64_t bit = i * bits;
-  const int64_t word = first_word + bit / 32;
+  const int64_t word = first_word + (bit / 32) * stride;
   const int shift = static_cast<int>(bit % 32);
   uint64_t v = word_at(t, word) >> shift;
-  if (shift + bits > 32) v |= uint64_t(word_at(t, word + 1)) << (32 - shift);
+  if (shift + bits > 32) v |= uint64_t(word_at(t, word + stride)) << (32 - shift);
   return static_cast<uint32_t>(v & ((1u << bits) - 1));
 }
 
@@ -89,7 +91,7 @@ Expected<ImportedLinear> import_pack_quantized_linear(const SafetensorsCheckpoin
   if (asymmetric) w.zeros.assign(w.scales.size(), 0.0f);
   for (int64_t row = 0; row < n; ++row) {
     for (int64_t col = 0; col < k; ++col) {
-      const uint32_t u = stream_value(pw, row * words, col, bits);  // q + 2^(bits-1)
+      const uint32_t u = stream_value(pw, row * words, 1, col, bits);  // q + 2^(bits-1)
       // intN codes are two's complement: q mod 2^bits = u with the top bit flipped.
       w.set_code(0, row, col, asymmetric ? u : u ^ offset);
     }
@@ -98,13 +100,7 @@ Expected<ImportedLinear> import_pack_quantized_linear(const SafetensorsCheckpoin
       w.scales[s] = value_at(sc, row * groups + g);
       // Zero points are packed along N: column g is a stream over the rows. uintN codes are
       // u = q + 2^(bits-1), so the integer zero point is z + 2^(bits-1), the stored value.
-      if (asymmetric) {
-        const int64_t bit = row * bits;
-        const int shift = static_cast<int>(bit % 32);
-        uint64_t v = word_at(*zp, (bit / 32) * groups + g) >> shift;
-        if (shift + bits > 32) v |= uint64_t(word_at(*zp, (bit / 32 + 1) * groups + g)) << (32 - shift);
-        w.zeros[s] = float(v & ((1u << bits) - 1));
-      }
+      if (asymmetric) w.zeros[s] = float(stream_value(*zp, g, groups, row, bits));
     }
   }
   QGEMM_RETURN_IF_ERROR(read_bias(c, kProducer, prefix, n, out.bias));

@@ -96,7 +96,7 @@ Expected<ImportedLinear> import_gptq_linear(const SafetensorsCheckpoint& c,
   const int per_byte = 8 / bits;
   constexpr int64_t kBlockRows = 64;
   parallel_for((n + kBlockRows - 1) / kBlockRows, 1, [&](int64_t block_begin, int64_t block_end) {
-    std::vector<uint8_t> codes(kBlockRows * k);
+    std::vector<uint8_t> codes(reordered ? kBlockRows * k : 0);
     for (int64_t block = block_begin; block < block_end; ++block) {
       const int64_t row0 = block * kBlockRows, rows = std::min(kBlockRows, n - row0);
       if (!reordered) {
@@ -111,25 +111,26 @@ Expected<ImportedLinear> import_gptq_linear(const SafetensorsCheckpoint& c,
             word ^= flip_word;
             std::memcpy(&w.codes[(row0 + r) * w.row_bytes() + 4 * kw], &word, 4);
           }
-      }
-      for (int64_t kw = 0; reordered && kw < k / per_word; ++kw)
+      } else {
+        for (int64_t kw = 0; kw < k / per_word; ++kw)
+          for (int64_t r = 0; r < rows; ++r) {
+            const uint32_t word = word_at(qw, kw * n + row0 + r);
+            for (int j = 0; j < per_word; ++j)
+              codes[r * k + kw * per_word + j] = uint8_t((word >> (bits * j)) & mask);
+          }
         for (int64_t r = 0; r < rows; ++r) {
-          const uint32_t word = word_at(qw, kw * n + row0 + r);
-          for (int j = 0; j < per_word; ++j)
-            codes[r * k + kw * per_word + j] = uint8_t((word >> (bits * j)) & mask);
+          const uint8_t* raw = &codes[r * k];
+          uint8_t* dst = &w.codes[(row0 + r) * w.row_bytes()];
+          for (int64_t byte = 0; byte < k / per_byte; ++byte) {
+            uint32_t packed = 0;
+            for (int j = 0; j < per_byte; ++j)
+              packed |= uint32_t(raw[order[byte * per_byte + j]] ^ flip) << (bits * j);
+            dst[byte] = uint8_t(packed);
+          }
         }
+      }
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t row = row0 + r;
-        const uint8_t* raw = &codes[r * k];
-        uint8_t* dst = &w.codes[row * w.row_bytes()];
-        for (int64_t byte = 0; reordered && byte < k / per_byte; ++byte) {
-          uint32_t packed = 0;
-          for (int j = 0; j < per_byte; ++j) {
-            const int64_t col = byte * per_byte + j;
-            packed |= (raw[reordered ? order[col] : col] ^ flip) << (bits * j);
-          }
-          dst[byte] = uint8_t(packed);
-        }
         for (int64_t g = 0; g < groups; ++g) {
           const int64_t s = w.scale_index(0, row, g * group);
           w.scales[s] = value_at(sc, g * n + row);
