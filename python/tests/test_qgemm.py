@@ -18,9 +18,11 @@ def bf16_round(x):
     return bits.astype(np.uint32).view(np.float32)
 
 
-def test_version_matches_the_library():
-    parts = qgemm.__version__.split(".")
-    assert len(parts) == 3 and all(p.isdigit() for p in parts)
+def test_version_is_the_projects():
+    import pathlib
+    import re
+    cmake = (pathlib.Path(__file__).resolve().parents[2] / "CMakeLists.txt").read_text()
+    assert qgemm.__version__ == re.search(r"project\(qgemm VERSION ([0-9.]+)", cmake).group(1)
 
 
 @pytest.mark.parametrize("spec, canonical, bits", [
