@@ -123,9 +123,12 @@ template <typename Format>
 nb::class_<Format> bind_format(nb::module_& m, const char* name, const char* doc) {
   const std::string repr_name = name;
   return nb::class_<Format>(m, name, doc)
-      .def("__init__",
-           [](Format* self, const std::string& spec) { new (self) Format(parse_spec<Format>(spec)); },
-           "spec"_a)
+      .def(
+          "__init__",
+          [](Format* self, const std::string& spec) {
+            new (self) Format(parse_spec<Format>(spec));
+          },
+          "spec"_a)
       .def("__str__", &Format::to_string)
       .def("__repr__",
            [repr_name](const Format& f) { return repr_name + "('" + f.to_string() + "')"; })
@@ -139,8 +142,9 @@ nb::class_<Format> bind_format(nb::module_& m, const char* name, const char* doc
 
 QuantizedWeight quantize_weights_py(const HostFloats& w, const WeightFormat& format) {
   if (w.ndim() != 2 && w.ndim() != 3)
-    throw std::invalid_argument("quantize_weights: weights must be [N, K] or [experts, N, K]; got " +
-                                std::to_string(w.ndim()) + " dimensions");
+    throw std::invalid_argument(
+        "quantize_weights: weights must be [N, K] or [experts, N, K]; got " +
+        std::to_string(w.ndim()) + " dimensions");
   const bool stacked = w.ndim() == 3;
   const auto experts = static_cast<int64_t>(stacked ? w.shape(0) : 1);
   const auto n = static_cast<int64_t>(w.shape(stacked ? 1 : 0));
@@ -159,10 +163,11 @@ QuantizedActivations quantize_activations_py(const HostFloats& a, const ActForma
 }
 
 /// A canonical weight from its arrays (a checkpoint importer's output, or arrays read back).
-QuantizedWeight weight_from_arrays(const WeightFormat& format, int64_t n, int64_t k,
-                                   const nb::ndarray<const uint8_t, nb::c_contig, nb::device::cpu>& codes,
-                                   const HostFloats& scales, std::optional<HostFloats> zeros,
-                                   std::optional<HostFloats> global_scales, int64_t experts) {
+QuantizedWeight weight_from_arrays(
+    const WeightFormat& format, int64_t n, int64_t k,
+    const nb::ndarray<const uint8_t, nb::c_contig, nb::device::cpu>& codes,
+    const HostFloats& scales, std::optional<HostFloats> zeros,
+    std::optional<HostFloats> global_scales, int64_t experts) {
   QuantizedWeight w;
   w.format = format;
   w.experts = experts, w.n = n, w.k = k;
@@ -247,7 +252,8 @@ nb::ndarray<nb::numpy, float> run_host(const Linear& layer, const HostFloats& a,
   std::vector<uint8_t> c(count * (o.out == DType::fp32() ? 4 : 2));
   {
     nb::gil_scoped_release release;
-    const QuantizedActivations qa = unwrap(quantize_activations(host_values(a), m, layer.k(), o.act));
+    const QuantizedActivations qa =
+        unwrap(quantize_activations(host_values(a), m, layer.k(), o.act));
     std::vector<uint8_t> b;
     if (bias) b = encode_values(bias->data(), bias->size(), o.out);
     std::vector<uint8_t> workspace(layer.workspace_bytes(m));
@@ -299,7 +305,8 @@ nb::tuple import_layer(const QuantizedCheckpoint& c, const std::string& name) {
     bias = nb::cast(experts > 1 ? to_numpy(std::move(layer.bias), {experts, rows})
                                 : to_numpy(std::move(layer.bias), {rows}));
   }
-  if (!layer.k_order.empty()) order = nb::cast(to_numpy(std::move(layer.k_order), {size_t(layer.weight.k)}));
+  if (!layer.k_order.empty())
+    order = nb::cast(to_numpy(std::move(layer.k_order), {size_t(layer.weight.k)}));
   return nb::make_tuple(std::move(layer.weight), bias, order, layer.interleaved_gate_up);
 }
 
@@ -315,14 +322,15 @@ NB_MODULE(_qgemm, m) {
   nb::exception<OutOfMemoryError>(m, "OutOfMemoryError", PyExc_MemoryError);
   nb::exception<LibraryError>(m, "Error", PyExc_RuntimeError);
 
-  bind_format<WeightFormat>(m, "WeightFormat",
-                            "A weight format, parsed from a spec such as 'int4/g128/bf16' or 'nvfp4'.")
+  bind_format<WeightFormat>(
+      m, "WeightFormat", "A weight format, parsed from a spec such as 'int4/g128/bf16' or 'nvfp4'.")
       .def_prop_ro("alias", &WeightFormat::alias, "The short name ('nvfp4', 'mxfp4'), or ''.")
-      .def_prop_ro("bits", [](const WeightFormat& f) { return int(f.type.bits); },
-                   "Bits per weight code.")
+      .def_prop_ro(
+          "bits", [](const WeightFormat& f) { return int(f.type.bits); }, "Bits per weight code.")
       .def_prop_ro("scale_type", [](const WeightFormat& f) { return f.scale_type.name(); })
-      .def_prop_ro("group_k", [](const WeightFormat& f) { return f.group_k; },
-                   "Elements of K per scale (groups and blocks), else 0.")
+      .def_prop_ro(
+          "group_k", [](const WeightFormat& f) { return f.group_k; },
+          "Elements of K per scale (groups and blocks), else 0.")
       .def_prop_ro("has_zero_points", &WeightFormat::has_zero_points);
 
   bind_format<ActFormat>(m, "ActFormat",
@@ -336,32 +344,35 @@ NB_MODULE(_qgemm, m) {
       .def_ro("experts", &QuantizedWeight::experts)
       .def_ro("n", &QuantizedWeight::n)
       .def_ro("k", &QuantizedWeight::k)
-      .def_prop_ro("codes",
-                   [](const QuantizedWeight& w) {
-                     return to_numpy(w.codes, {size_t(w.experts), size_t(w.n),
-                                               size_t(w.row_bytes())});
-                   },
-                   nb::rv_policy::move,
-                   "uint8 [experts, N, row_bytes]: K codes per row, LSB first (a copy).")
-      .def_prop_ro("scales",
-                   [](const QuantizedWeight& w) {
-                     return to_numpy(w.scales, {size_t(w.experts), size_t(w.format.scale_rows(w.n)),
-                                                size_t(w.format.scale_cols(w.k))});
-                   },
-                   nb::rv_policy::move, "float32 [experts, scale rows, scale columns] (a copy).")
-      .def_prop_ro("zeros",
-                   [](const QuantizedWeight& w) -> std::optional<nb::ndarray<nb::numpy, float>> {
-                     if (w.zeros.empty()) return std::nullopt;
-                     return to_numpy(w.zeros, {size_t(w.experts), size_t(w.format.scale_rows(w.n)),
-                                               size_t(w.format.scale_cols(w.k))});
-                   },
-                   nb::rv_policy::move, "Zero points like scales, or None.")
-      .def_prop_ro("global_scales",
-                   [](const QuantizedWeight& w) -> std::optional<nb::ndarray<nb::numpy, float>> {
-                     if (w.global.empty()) return std::nullopt;
-                     return to_numpy(w.global, {size_t(w.experts)});
-                   },
-                   nb::rv_policy::move, "float32 [experts], or None.")
+      .def_prop_ro(
+          "codes",
+          [](const QuantizedWeight& w) {
+            return to_numpy(w.codes, {size_t(w.experts), size_t(w.n), size_t(w.row_bytes())});
+          },
+          nb::rv_policy::move,
+          "uint8 [experts, N, row_bytes]: K codes per row, LSB first (a copy).")
+      .def_prop_ro(
+          "scales",
+          [](const QuantizedWeight& w) {
+            return to_numpy(w.scales, {size_t(w.experts), size_t(w.format.scale_rows(w.n)),
+                                       size_t(w.format.scale_cols(w.k))});
+          },
+          nb::rv_policy::move, "float32 [experts, scale rows, scale columns] (a copy).")
+      .def_prop_ro(
+          "zeros",
+          [](const QuantizedWeight& w) -> std::optional<nb::ndarray<nb::numpy, float>> {
+            if (w.zeros.empty()) return std::nullopt;
+            return to_numpy(w.zeros, {size_t(w.experts), size_t(w.format.scale_rows(w.n)),
+                                      size_t(w.format.scale_cols(w.k))});
+          },
+          nb::rv_policy::move, "Zero points like scales, or None.")
+      .def_prop_ro(
+          "global_scales",
+          [](const QuantizedWeight& w) -> std::optional<nb::ndarray<nb::numpy, float>> {
+            if (w.global.empty()) return std::nullopt;
+            return to_numpy(w.global, {size_t(w.experts)});
+          },
+          nb::rv_policy::move, "float32 [experts], or None.")
       .def_prop_ro("storage_bytes", &QuantizedWeight::storage_bytes)
       .def("dequantize", &dequantize_weight,
            "The exact values as float32 [N, K] ([experts, N, K] for a stack).")
@@ -369,13 +380,15 @@ NB_MODULE(_qgemm, m) {
                   "scales"_a, "zeros"_a = nb::none(), "global_scales"_a = nb::none(),
                   "experts"_a = 1, "A weight from its canonical arrays, validated.");
 
-  nb::class_<QuantizedActivations>(m, "QuantizedActivations", "Activations [M, K] and their scales.")
+  nb::class_<QuantizedActivations>(m, "QuantizedActivations",
+                                   "Activations [M, K] and their scales.")
       .def_ro("format", &QuantizedActivations::format)
       .def_ro("m", &QuantizedActivations::m)
       .def_ro("k", &QuantizedActivations::k)
-      .def_prop_ro("scales",
-                   [](const QuantizedActivations& a) { return to_numpy(a.scales, {a.scales.size()}); },
-                   nb::rv_policy::move, "float32 scales: [M] per token, [M * groups] per group, [1].")
+      .def_prop_ro(
+          "scales",
+          [](const QuantizedActivations& a) { return to_numpy(a.scales, {a.scales.size()}); },
+          nb::rv_policy::move, "float32 scales: [M] per token, [M * groups] per group, [1].")
       .def("dequantize", &dequantize_activations, "The exact values as float32 [M, K].");
 
   m.def("quantize_weights", &quantize_weights_py, "weights"_a, "format"_a,
@@ -384,39 +397,42 @@ NB_MODULE(_qgemm, m) {
         "Quantizes float32 activations [M, K] into `format` (fp16/bf16 just round).");
   m.def("reference_gemm", &reference_gemm_py, "a"_a, "w"_a, "bias"_a = nb::none(),
         "The CPU reference: float64 [M, N] = a . w^T (+ bias) from the exact operands.");
-  m.def("device_count", [] { return list_devices().size(); },
-        "GPUs the CUDA driver sees (0 without a GPU or driver).");
+  m.def(
+      "device_count", [] { return list_devices().size(); },
+      "GPUs the CUDA driver sees (0 without a GPU or driver).");
   m.def("no_gpu_reason", &no_gpu_reason, "Why no GPU is usable, or ''.");
 
   nb::class_<QuantizedCheckpoint>(m, "_Checkpoint")
-      .def_static("open", [](const std::string& path) {
-        nb::gil_scoped_release release;
-        return unwrap(QuantizedCheckpoint::open(path));
-      })
-      .def_prop_ro("kind", [](const QuantizedCheckpoint& c) {
-        return std::string(checkpoint_kind_name(c.kind));
-      })
+      .def_static("open",
+                  [](const std::string& path) {
+                    nb::gil_scoped_release release;
+                    return unwrap(QuantizedCheckpoint::open(path));
+                  })
+      .def_prop_ro(
+          "kind",
+          [](const QuantizedCheckpoint& c) { return std::string(checkpoint_kind_name(c.kind)); })
       .def_ro("layers", &QuantizedCheckpoint::layers)
       .def("import_layer", &import_layer, "name"_a);
 
   nb::class_<Linear>(m, "Linear",
                      "A quantized linear layer, C = A . W^T (+ bias), on a GPU or on the host.")
-      .def("__init__",
-           [](Linear* self, const QuantizedWeight& w, const std::string& act,
-              const std::string& out, const std::string& backend, int device,
-              const std::string& tuning_table) {
-             const LinearOptions o = linear_options(act, out, backend, device, tuning_table);
-             nb::gil_scoped_release release;
-             new (self) Linear(unwrap(Linear::create(w, o)));
-           },
-           "weight"_a, "act"_a = "bf16", "out"_a = "bf16", "backend"_a = "auto", "device"_a = 0,
-           "tuning_table"_a = "")
-      .def("prepare",
-           [](Linear& l, int64_t max_tokens) {
-             nb::gil_scoped_release release;
-             check(l.prepare(max_tokens));
-           },
-           "max_tokens"_a, "Compiles (or loads) every kernel needed for up to max_tokens rows.")
+      .def(
+          "__init__",
+          [](Linear* self, const QuantizedWeight& w, const std::string& act, const std::string& out,
+             const std::string& backend, int device, const std::string& tuning_table) {
+            const LinearOptions o = linear_options(act, out, backend, device, tuning_table);
+            nb::gil_scoped_release release;
+            new (self) Linear(unwrap(Linear::create(w, o)));
+          },
+          "weight"_a, "act"_a = "bf16", "out"_a = "bf16", "backend"_a = "auto", "device"_a = 0,
+          "tuning_table"_a = "")
+      .def(
+          "prepare",
+          [](Linear& l, int64_t max_tokens) {
+            nb::gil_scoped_release release;
+            check(l.prepare(max_tokens));
+          },
+          "max_tokens"_a, "Compiles (or loads) every kernel needed for up to max_tokens rows.")
       .def("workspace_bytes", &Linear::workspace_bytes, "m"_a)
       .def("run_host", &run_host, "a"_a, "bias"_a = nb::none(),
            "Runs a host layer on float32 NumPy arrays; returns float32 [M, N].")

@@ -2,8 +2,8 @@
 
 #include <filesystem>
 #include <fstream>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "io/awq.h"
 #include "io/float_weights.h"
@@ -64,14 +64,15 @@ std::string compressed_format(const json& section) {
 Expected<PackQuantizedConfig> pack_quantized_config(const json& section, const std::string& dir) {
   const auto groups = section.find("config_groups");
   if (groups == section.end() || !groups->is_object() || groups->empty())
-    return invalid_argument(str("checkpoint '", dir, "': pack-quantized quantization_config has no "
+    return invalid_argument(str("checkpoint '", dir,
+                                "': pack-quantized quantization_config has no "
                                 "config_groups"));
   std::optional<PackQuantizedConfig> config;
   for (const auto& [name, group] : groups->items()) {
     const auto weights = group.is_object() ? group.find("weights") : group.end();
     if (!group.is_object() || weights == group.end() || !weights->is_object())
-      return invalid_argument(str("checkpoint '", dir, "': config group '", name,
-                                  "' has no weights arguments"));
+      return invalid_argument(
+          str("checkpoint '", dir, "': config group '", name, "' has no weights arguments"));
     if (value_or<std::string>(*weights, "type", "int") != "int")
       return unsupported(str("checkpoint '", dir, "': config group '", name, "' packs ",
                              weights->dump(), "; pack-quantized is read for integer weights"));
@@ -82,8 +83,8 @@ Expected<PackQuantizedConfig> pack_quantized_config(const json& section, const s
     if (strategy == "group") {
       g.group_size = value_or<int>(*weights, "group_size", 128);
       if (g.group_size <= 0)
-        return invalid_argument(str("checkpoint '", dir, "': config group '", name,
-                                    "' has group_size ", g.group_size));
+        return invalid_argument(
+            str("checkpoint '", dir, "': config group '", name, "' has group_size ", g.group_size));
     } else if (strategy != "channel") {
       return unsupported(str("checkpoint '", dir, "': config group '", name, "' has strategy '",
                              strategy, "'; pack-quantized is read for group and channel"));
@@ -186,7 +187,8 @@ Expected<QuantizedCheckpoint> QuantizedCheckpoint::open(const std::string& path)
         if (ends_with(name, ".weight_packed")) prefix = name.substr(0, name.size() - 14);
         break;
       case CheckpointKind::kMxfp4Experts:
-        if (ends_with(name, "_blocks") && t->dtype == "U8") prefix = name.substr(0, name.size() - 7);
+        if (ends_with(name, "_blocks") && t->dtype == "U8")
+          prefix = name.substr(0, name.size() - 7);
         break;
     }
     if (!prefix.empty()) c.layers.push_back(prefix);

@@ -29,27 +29,28 @@ int64_t shape_value(const SafetensorsTensor& t, int64_t i) {
 }  // namespace
 
 Expected<ImportedLinear> import_pack_quantized_linear(const SafetensorsCheckpoint& c,
-                                                     const std::string& prefix,
-                                                     const PackQuantizedConfig& config) {
+                                                      const std::string& prefix,
+                                                      const PackQuantizedConfig& config) {
   const int bits = config.bits;
   if (bits < 1 || bits > 8)
     return unsupported(str(kProducer, " layer '", prefix, "': num_bits ", bits,
                            "; the importer reads 1 to 8 bits"));
   if (c.find(prefix + ".weight_g_idx") != nullptr)
-    return unsupported(str(kProducer, " layer '", prefix,
-                           "': act-order (weight_g_idx) is not read yet"));
+    return unsupported(
+        str(kProducer, " layer '", prefix, "': act-order (weight_g_idx) is not read yet"));
   auto packed = checkpoint_tensor(c, kProducer, prefix + ".weight_packed", {"I32"}, 2);
-  auto scales = checkpoint_tensor(c, kProducer, prefix + ".weight_scale", {"F16", "BF16", "F32"}, 2);
+  auto scales =
+      checkpoint_tensor(c, kProducer, prefix + ".weight_scale", {"F16", "BF16", "F32"}, 2);
   auto shape = checkpoint_tensor(c, kProducer, prefix + ".weight_shape", {"I64", "I32"}, 1);
-  auto zeros = checkpoint_tensor(c, kProducer, prefix + ".weight_zero_point", {"I32"}, 2,
-                                 !config.symmetric);
+  auto zeros =
+      checkpoint_tensor(c, kProducer, prefix + ".weight_zero_point", {"I32"}, 2, !config.symmetric);
   for (const auto* t : {&packed, &scales, &shape, &zeros})
     if (!*t) return t->status();
   const SafetensorsTensor& pw = **packed;
   const SafetensorsTensor& sc = **scales;
   if ((**shape).shape[0] != 2)
-    return invalid_argument(str(kProducer, " layer: tensor '", prefix,
-                                ".weight_shape' has ", (**shape).shape[0], " values; expected 2"));
+    return invalid_argument(str(kProducer, " layer: tensor '", prefix, ".weight_shape' has ",
+                                (**shape).shape[0], " values; expected 2"));
   const int64_t n = shape_value(**shape, 0), k = shape_value(**shape, 1);
   const auto shape_error = [&](const std::string& name, const std::string& want) {
     return invalid_argument(str(kProducer, " layer: tensor '", prefix, ".", name,
@@ -78,8 +79,9 @@ Expected<ImportedLinear> import_pack_quantized_linear(const SafetensorsCheckpoin
   f.type = asymmetric ? DType::uint_bits(bits) : DType::int_bits(bits);
   f.scale_kind = config.group_size > 0 ? ScaleKind::kGroup : ScaleKind::kChannel;
   f.group_k = config.group_size > 0 ? config.group_size : 0;
-  f.scale_type = sc.dtype == "BF16" ? DType::bf16() : sc.dtype == "F16" ? DType::fp16()
-                                                                        : DType::fp32();
+  f.scale_type = sc.dtype == "BF16"  ? DType::bf16()
+                 : sc.dtype == "F16" ? DType::fp16()
+                                     : DType::fp32();
   if (asymmetric) {
     f.zero_point = ZeroPointKind::kInteger;
     f.zero_type = DType::fp16();

@@ -31,7 +31,7 @@ struct PackQuantizedConfig {
 ///   w[n, k] = scale[n, g(k)] * (q - z)
 /// Act-order layers (weight_g_idx) are not read yet: kUnsupported.
 Expected<ImportedLinear> import_pack_quantized_linear(const SafetensorsCheckpoint& checkpoint,
-                                                     const std::string& prefix,
-                                                     const PackQuantizedConfig& config);
+                                                      const std::string& prefix,
+                                                      const PackQuantizedConfig& config);
 
 }  // namespace qgemm

@@ -113,8 +113,7 @@ Expected<ImportedLinear> import_gpt_oss_experts(const SafetensorsCheckpoint& c,
   // Blocks of 16 bytes follow each other along K, the even code low: the canonical packing.
   q.codes.assign(b.data, b.data + b.bytes);
   q.scales.resize(s.elements());
-  for (int64_t i = 0; i < s.elements(); ++i)
-    q.scales[i] = float(decode(DType::ue8m0(), s.data[i]));
+  for (int64_t i = 0; i < s.elements(); ++i) q.scales[i] = float(decode(DType::ue8m0(), s.data[i]));
   if (*bias != nullptr) {
     if ((**bias).shape[0] != experts || (**bias).shape[1] != n)
       return invalid_argument(str(kProducer, " experts: tensor '", prefix, "_bias' has the wrong ",

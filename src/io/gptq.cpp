@@ -5,8 +5,8 @@
 #include <numeric>
 
 #include "io/tensor_views.h"
-#include "util/parallel.h"
 #include "util/error.h"
+#include "util/parallel.h"
 
 namespace qgemm {
 

@@ -54,10 +54,11 @@ TEST_F(CheckpointDetection, GptqLayersAreFoundAndRead) {
 
 TEST_F(CheckpointDetection, Mxfp4ExpertStacksAreFoundAndRead) {
   const std::string prefix = "model.layers.0.mlp.experts.down_proj";
-  write(R"({"quant_method": "mxfp4", "modules_to_not_convert": ["lm_head"]})",
-        {Tensor{prefix + "_blocks", "U8", {2, 8, 2, 16}, std::vector<uint8_t>(2 * 8 * 2 * 16, 0x21)},
-         Tensor{prefix + "_scales", "U8", {2, 8, 2}, std::vector<uint8_t>(32, 126)},
-         testing::fp16_tensor("model.norm.weight", {8}, std::vector<float>(8, 1))});
+  write(
+      R"({"quant_method": "mxfp4", "modules_to_not_convert": ["lm_head"]})",
+      {Tensor{prefix + "_blocks", "U8", {2, 8, 2, 16}, std::vector<uint8_t>(2 * 8 * 2 * 16, 0x21)},
+       Tensor{prefix + "_scales", "U8", {2, 8, 2}, std::vector<uint8_t>(32, 126)},
+       testing::fp16_tensor("model.norm.weight", {8}, std::vector<float>(8, 1))});
   auto c = QuantizedCheckpoint::open(dir_.string());
   ASSERT_TRUE(c.ok()) << c.status().to_string();
   EXPECT_EQ(c->kind, CheckpointKind::kMxfp4Experts);

@@ -63,8 +63,9 @@ TEST_F(FloatWeightsImport, Fp8BlocksChannelsAndTensorScales) {
     for (int64_t d : c.shape) count *= d;
     std::vector<float> scales(count);
     for (auto& s : scales) s = 0.001f * float(1 + rng() % 100);
-    auto checkpoint = write_checkpoint({byte_tensor("l.weight", "F8_E4M3", {n, k}, codes),
-                             f32_tensor(std::string("l.") + c.scale_name, c.shape, scales)});
+    auto checkpoint =
+        write_checkpoint({byte_tensor("l.weight", "F8_E4M3", {n, k}, codes),
+                          f32_tensor(std::string("l.") + c.scale_name, c.shape, scales)});
     ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().to_string();
     auto imported = import_fp8_linear(*checkpoint, "l", c.scale_name);
     ASSERT_TRUE(imported.ok()) << imported.status().to_string();
@@ -78,8 +79,9 @@ TEST_F(FloatWeightsImport, Fp8BlocksChannelsAndTensorScales) {
             << c.format << " n=" << row << " k=" << col;
       }
   }
-  auto checkpoint = write_checkpoint({byte_tensor("l.weight", "F8_E4M3", {n, k}, codes),
-                           f32_tensor("l.weight_scale", {3, 3}, std::vector<float>(9, 1.0f))});
+  auto checkpoint =
+      write_checkpoint({byte_tensor("l.weight", "F8_E4M3", {n, k}, codes),
+                        f32_tensor("l.weight_scale", {3, 3}, std::vector<float>(9, 1.0f))});
   auto bad = import_fp8_linear(*checkpoint, "l", "weight_scale");
   EXPECT_NE(bad.status().message().find("tensor 'l.weight_scale' has 9 values"), std::string::npos)
       << bad.status().message();
@@ -92,10 +94,9 @@ TEST_F(FloatWeightsImport, ModelOptNvfp4) {
   for (auto& b : packed) b = uint8_t(rng());
   const std::vector<uint8_t> scales = e4m3_codes(n * k / 16, rng, true);
   const float global = 0.0125f;
-  auto checkpoint =
-      write_checkpoint({byte_tensor("m.weight", "U8", {n, k / 2}, packed),
-                        byte_tensor("m.weight_scale", "F8_E4M3", {n, k / 16}, scales),
-                        f32_tensor("m.weight_scale_2", {}, {global})});
+  auto checkpoint = write_checkpoint({byte_tensor("m.weight", "U8", {n, k / 2}, packed),
+                                      byte_tensor("m.weight_scale", "F8_E4M3", {n, k / 16}, scales),
+                                      f32_tensor("m.weight_scale_2", {}, {global})});
   ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().to_string();
   auto imported = import_modelopt_nvfp4_linear(*checkpoint, "m");
   ASSERT_TRUE(imported.ok()) << imported.status().to_string();
@@ -122,10 +123,10 @@ TEST_F(FloatWeightsImport, GptOssMxfp4Experts) {
   std::vector<float> bias(experts * n);
   for (auto& b : bias) b = float(int(rng() % 64) - 32) / 8.0f;
   const std::string prefix = "model.layers.0.mlp.experts.gate_up_proj";
-  auto checkpoint = write_checkpoint(
-      {byte_tensor(prefix + "_blocks", "U8", {experts, n, k / 32, 16}, blocks),
-       byte_tensor(prefix + "_scales", "U8", {experts, n, k / 32}, scales),
-       testing::half_tensor(prefix + "_bias", "BF16", {experts, n}, bias)});
+  auto checkpoint =
+      write_checkpoint({byte_tensor(prefix + "_blocks", "U8", {experts, n, k / 32, 16}, blocks),
+                        byte_tensor(prefix + "_scales", "U8", {experts, n, k / 32}, scales),
+                        testing::half_tensor(prefix + "_bias", "BF16", {experts, n}, bias)});
   ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().to_string();
   auto imported = import_gpt_oss_experts(*checkpoint, prefix);
   ASSERT_TRUE(imported.ok()) << imported.status().to_string();
@@ -144,15 +145,35 @@ TEST_F(FloatWeightsImport, GptOssMxfp4Experts) {
           ASSERT_EQ(imported->weight.dequantize(e, row, col + 1), kE2m1[blocks[at] >> 4] * scale);
         }
 
-  auto torn = write_checkpoint(
-      {byte_tensor(prefix + "_blocks", "U8", {experts, n, k / 32, 16}, blocks),
-       byte_tensor(prefix + "_scales", "U8", {experts, n - 1, k / 32},
-                   std::vector<uint8_t>(experts * (n - 1) * (k / 32), 127))});
+  auto torn =
+      write_checkpoint({byte_tensor(prefix + "_blocks", "U8", {experts, n, k / 32, 16}, blocks),
+                        byte_tensor(prefix + "_scales", "U8", {experts, n - 1, k / 32},
+                                    std::vector<uint8_t>(experts * (n - 1) * (k / 32), 127))});
   ASSERT_TRUE(torn.ok());
   auto bad = import_gpt_oss_experts(*torn, prefix);
   EXPECT_NE(bad.status().message().find("gate_up_proj_scales' has the wrong shape"),
             std::string::npos)
       << bad.status().message();
+
+  auto wide =
+      write_checkpoint({byte_tensor(prefix + "_blocks", "U8", {experts, n, 1, 48}, blocks),
+                        byte_tensor(prefix + "_scales", "U8", {experts, n, k / 32}, scales)});
+  ASSERT_TRUE(wide.ok());
+  auto bad_block = import_gpt_oss_experts(*wide, prefix);
+  EXPECT_NE(bad_block.status().message().find("has 48 bytes a block; expected 16"),
+            std::string::npos)
+      << bad_block.status().message();
+
+  auto short_bias =
+      write_checkpoint({byte_tensor(prefix + "_blocks", "U8", {experts, n, k / 32, 16}, blocks),
+                        byte_tensor(prefix + "_scales", "U8", {experts, n, k / 32}, scales),
+                        testing::half_tensor(prefix + "_bias", "BF16", {experts, n - 1},
+                                             std::vector<float>(experts * (n - 1), 1.0f))});
+  ASSERT_TRUE(short_bias.ok());
+  auto bad_bias = import_gpt_oss_experts(*short_bias, prefix);
+  EXPECT_NE(bad_bias.status().message().find("gate_up_proj_bias' has the wrong shape"),
+            std::string::npos)
+      << bad_bias.status().message();
 }
 
 }  // namespace

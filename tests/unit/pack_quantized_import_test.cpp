@@ -80,11 +80,10 @@ Layer random_layer(const std::string& prefix, int64_t n, int64_t k, int bits, in
       const int q = int(stored[r * k + c]) - offset, z = int(zeros_stored[r * groups + g]) - offset;
       layer.expected[r * k + c] = double(scales[r * groups + g]) * (q - z);
     }
-  layer.tensors = {
-      testing::int32_tensor(prefix + ".weight_packed", {n, (k * bits + 31) / 32},
-                            pack_rows(stored, n, k, bits)),
-      testing::half_tensor(prefix + ".weight_scale", "BF16", {n, groups}, scales),
-      i64_tensor(prefix + ".weight_shape", {n, k})};
+  layer.tensors = {testing::int32_tensor(prefix + ".weight_packed", {n, (k * bits + 31) / 32},
+                                         pack_rows(stored, n, k, bits)),
+                   testing::half_tensor(prefix + ".weight_scale", "BF16", {n, groups}, scales),
+                   i64_tensor(prefix + ".weight_shape", {n, k})};
   if (!symmetric) {
     // Zero points [N, groups] packed along N: column by column.
     const std::vector<uint32_t> packed =
@@ -147,8 +146,8 @@ TEST_F(PackQuantizedImport, MalformedLayersNameTheTensor) {
   EXPECT_NE(missing.status().message().find("m.proj.weight_zero_point"), std::string::npos)
       << missing.status().message();
 
-  layer.tensors.push_back(testing::int32_tensor("m.proj.weight_g_idx", {256},
-                                                std::vector<uint32_t>(256, 0)));
+  layer.tensors.push_back(
+      testing::int32_tensor("m.proj.weight_g_idx", {256}, std::vector<uint32_t>(256, 0)));
   auto act_order = write_checkpoint(layer.tensors);
   ASSERT_TRUE(act_order.ok());
   EXPECT_EQ(import_pack_quantized_linear(*act_order, "m.proj", {4, 128, true}).status().code(),

@@ -47,10 +47,11 @@ int run_inspect(const InspectOptions& o) {
   for (const std::string& layer : checkpoint->layers) {
     const auto start = std::chrono::steady_clock::now();
     auto imported = checkpoint->import(layer);
-    import_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    import_seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!imported) return fail(imported.status());
-    largest_bf16_bytes = std::max(largest_bf16_bytes,
-                                  imported->weight.experts * imported->weight.n * imported->weight.k * 2);
+    largest_bf16_bytes = std::max(
+        largest_bf16_bytes, imported->weight.experts * imported->weight.n * imported->weight.k * 2);
     const QuantizedWeight& w = imported->weight;
     const std::string experts = w.experts > 1 ? str(w.experts, " experts, ") : "";
     std::printf("%-48s %sN=%-6lld K=%-6lld %s%s%s%s\n", layer.c_str(), experts.c_str(),

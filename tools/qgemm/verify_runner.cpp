@@ -84,13 +84,14 @@ Expected<ImportedLinear> checkpoint_layer(const VerifyOptions& o) {
   if (o.layer.empty())
     return invalid_argument("--checkpoint needs --layer NAME (qgemm inspect lists the layers)");
   if (!o.weight.empty() || o.n != 0 || o.k != 0)
-    return invalid_argument("--checkpoint takes the weight, N and K from the checkpoint; leave "
-                            "out --weight, --n and --k");
+    return invalid_argument(
+        "--checkpoint takes the weight, N and K from the checkpoint; leave "
+        "out --weight, --n and --k");
   auto c = QuantizedCheckpoint::open(o.checkpoint);
   if (!c) return c.status();
   if (std::find(c->layers.begin(), c->layers.end(), o.layer) == c->layers.end())
-    return invalid_argument(str("checkpoint '", o.checkpoint, "' has no quantized layer '",
-                                o.layer, "'; qgemm inspect lists its ", c->layers.size()));
+    return invalid_argument(str("checkpoint '", o.checkpoint, "' has no quantized layer '", o.layer,
+                                "'; qgemm inspect lists its ", c->layers.size()));
   return c->import(o.layer);
 }
 
