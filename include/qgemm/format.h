@@ -82,14 +82,16 @@ enum class ActScaleKind : uint8_t {
 };
 
 /// An activation format: `bf16`, `fp16`, `e4m3/token`, `e4m3/g32/ue8m0` (alias `mxfp8`),
-/// `e4m3/g128/fp32`, `int8/token`, `e4m3/tensor`. a[m, k] = scale[m, col(k)] * code[m, k].
-/// Token and tensor scales are fp32; group scales without a type are ue8m0 in groups of 32
-/// (`e4m3/g32` = `mxfp8`), fp32 otherwise.
+/// `e4m3/g128/fp32`, `int8/token`, `e4m3/tensor`, `e2m1/g16/e4m3/global` (alias `nvfp4`).
+/// a[m, k] = global * scale[m, col(k)] * code[m, k]. Token and tensor scales are fp32; group
+/// scales without a type are ue8m0 in groups of 32 (`e4m3/g32` = `mxfp8`), fp32 otherwise. A
+/// `/global` fp32 scale per tensor sits above group scales of a narrow type (e4m3, e5m2, fp16).
 struct ActFormat {
   DType type = DType::bf16();
   ActScaleKind scale_kind = ActScaleKind::kNone;
   int group_k = 0;
   DType scale_type = DType::fp32();
+  bool global_scale = false;
 
   static Expected<ActFormat> parse(std::string_view spec);
   std::string to_string() const;

@@ -28,7 +28,10 @@ const char* backend_name(BackendKind kind);
 
 /// How a Linear layer is built.
 struct LinearOptions {
-  ActFormat act;              ///< format of the activations passed to run()
+  ActFormat act;              ///< format of the activations the layer multiplies
+  /// Quantized `act` only: the type of 16-bit activations passed to run() without scales,
+  /// which the layer then quantizes itself (bf16 or fp16).
+  DType input = DType::bf16();
   DType out = DType::bf16();  ///< output type: bf16, fp16 or fp32
   BackendKind backend = BackendKind::kAuto;
   int device = 0;  ///< GPU ordinal; -1 = host memory (cpu backend only)
@@ -49,19 +52,22 @@ struct LinearOptions {
 using Stream = ::CUstream_st*;
 
 /// The scales of quantized activations as run() receives them. Their granularity must be the
-/// one LinearOptions::act describes; fp16/bf16 activations take none.
+/// one LinearOptions::act describes; fp16/bf16 activations take none. A layer with quantized
+/// activations also runs on 16-bit ones (LinearOptions::input) passed without scales: it
+/// quantizes them itself.
 ///
 ///   token:  [m] values, one per row        group:  [m][K / group_k], row-major
-///   tensor: [1] value
+///   tensor: [1] value                      global: [1] value (formats with /global only)
 struct ActScales {
   const void* data = nullptr;               ///< device pointer (host pointer on a host layer)
   DType type = DType::fp32();               ///< element type of the array (fp32)
   ActScaleKind kind = ActScaleKind::kNone;  ///< per token, per group of K, or per tensor
   int group_k = 0;                          ///< kGroup: elements of K per scale
+  const float* global = nullptr;            ///< the /global scale (NVFP4), else null
 
-  /// fp32 scales laid out as `format` describes them (QuantizedActivations::scales).
-  static ActScales of(const ActFormat& format, const float* data) {
-    return {data, DType::fp32(), format.scale_kind, format.group_k};
+  /// fp32 scales laid out as `format` describes them (QuantizedActivations::scales/global).
+  static ActScales of(const ActFormat& format, const float* data, const float* global = nullptr) {
+    return {data, DType::fp32(), format.scale_kind, format.group_k, global};
   }
 };
 
@@ -69,7 +75,8 @@ struct ActScales {
 /// on a GPU layer and host pointers on a host layer (device -1).
 struct LinearArgs {
   int64_t m = 0;
-  const void* a = nullptr;          ///< [m, K] row-major, elements of the activation type
+  const void* a = nullptr;          ///< [m, K] row-major: codes of LinearOptions::act, or
+                                    ///< 16-bit values of LinearOptions::input (no a_scales)
   ActScales a_scales;               ///< quantized activations only
   const void* bias = nullptr;       ///< optional [N] in the output type
   void* c = nullptr;                ///< [m, N] row-major, output type

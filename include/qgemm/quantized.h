@@ -61,13 +61,15 @@ struct QuantizedWeight {
 /// types, two little-endian bytes for fp16/bf16.
 ///
 ///   scales  [M][C] for token (C = 1) and group scales, [1] for a tensor scale.
-///   a[m, k] = scales[m, col(k)] * value(code[m, k])
+///   global  [1] for formats with a /global scale (NVFP4), else empty.
+///   a[m, k] = global * scales[m, col(k)] * value(code[m, k])
 struct QuantizedActivations {
   ActFormat format;
   int64_t m = 0;
   int64_t k = 0;
   std::vector<uint8_t> data;
   std::vector<float> scales;
+  std::vector<float> global;
 
   int element_bytes() const { return format.type.bits > 8 ? 2 : 1; }
   uint32_t code(int64_t row, int64_t col) const;
@@ -89,7 +91,9 @@ Expected<QuantizedWeight> quantize_weights(const HostValues& w, int64_t experts,
                                            int64_t k, const WeightFormat& format);
 
 /// Quantizes activations [m, k]: scale = amax / max_value(type) per token, group or tensor
-/// (ue8m0 group scales follow OCP MX v1.0); fp16/bf16 formats just round.
+/// (ue8m0 group scales follow OCP MX v1.0; a /global scale is amax / (max element * max scale)
+/// and group scales divide by it), in fp32 arithmetic that the GPU quantizers repeat bit for bit
+/// (kernels/act_quant/act_quant_math.cuh); fp16/bf16 formats just round.
 Expected<QuantizedActivations> quantize_activations(const HostValues& a, int64_t m, int64_t k,
                                                     const ActFormat& format);
 

@@ -44,7 +44,9 @@ Expected<HostRun> run_linear_on_host_data(const QuantizedWeight& w, const Quanti
   if (device < 0) {
     std::vector<uint8_t> workspace(layer->workspace_bytes(a.m));
     args.a = a.data.data();
-    if (!a.scales.empty()) args.a_scales = ActScales::of(a.format, a.scales.data());
+    if (!a.scales.empty())
+      args.a_scales =
+          ActScales::of(a.format, a.scales.data(), a.global.empty() ? nullptr : a.global.data());
     args.bias = bias.empty() ? nullptr : bias.data();
     args.c = c.data();
     args.workspace = workspace.empty() ? nullptr : workspace.data();
@@ -55,12 +57,15 @@ Expected<HostRun> run_linear_on_host_data(const QuantizedWeight& w, const Quanti
     auto d_s = DeviceBuffer::upload(a.scales.data(), a.scales.size() * 4);
     auto d_b = DeviceBuffer::upload(bias.data(), bias.size());
     auto d_c = DeviceBuffer::upload(c.data(), out_bytes);  // NaN poison: 0xff bytes
+    auto d_g = DeviceBuffer::upload(a.global.data(), a.global.size() * 4);
     auto d_w = DeviceBuffer::allocate(std::max<size_t>(layer->workspace_bytes(a.m), 1));
-    for (auto* b : {&d_a, &d_s, &d_b, &d_c, &d_w})
+    for (auto* b : {&d_a, &d_s, &d_g, &d_b, &d_c, &d_w})
       if (!*b) return b->status();
     args.a = d_a->get();
     if (!a.scales.empty())
-      args.a_scales = ActScales::of(a.format, static_cast<const float*>(d_s->get()));
+      args.a_scales =
+          ActScales::of(a.format, static_cast<const float*>(d_s->get()),
+                        a.global.empty() ? nullptr : static_cast<const float*>(d_g->get()));
     args.bias = bias.empty() ? nullptr : d_b->get();
     args.c = d_c->get();
     args.workspace = d_w->get();

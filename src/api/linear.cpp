@@ -57,6 +57,9 @@ Status validate_options(const QuantizedWeight& w, const LinearOptions& o) {
   QGEMM_RETURN_IF_ERROR(o.act.validate());
   Status k_ok = o.act.check_shape(w.k);
   if (!k_ok.ok()) return invalid_argument(str("qgemm::Linear: ", k_ok.message()));
+  if (!(o.input == DType::bf16() || o.input == DType::fp16()))
+    return invalid_argument(str("qgemm::Linear: input type ", o.input.name(),
+                                " is not supported; accepted: bf16, fp16"));
   if (!(o.out == DType::bf16() || o.out == DType::fp16() || o.out == DType::fp32()))
     return invalid_argument(str("qgemm::Linear: output type ", o.out.name(),
                                 " is not supported; accepted: bf16, fp16, fp32"));
@@ -84,6 +87,7 @@ Expected<Linear> Linear::create_checked(const QuantizedWeight& weight,
   p.k = weight.k;
   p.weight = weight.format;
   p.act = options.act;
+  p.input = options.input;
   p.out = options.out;
   p.device = options.device;
   p.tuning_table = options.tuning_table;
@@ -159,9 +163,15 @@ Status check_act_scales(const char* where, const ActFormat& act, const ActScales
                                   ", which take no scales, but a_scales.data is set"));
     return Status();
   }
-  if (s.data == nullptr)
-    return invalid_argument(
-        str(where, ": activations are ", act.to_string(), " but a_scales.data is null"));
+  if (s.data == nullptr) {  // 16-bit input the layer quantizes itself
+    if (s.global != nullptr)
+      return invalid_argument(str(where, ": a_scales.global is set but a_scales.data is null"));
+    return Status();
+  }
+  if (act.global_scale != (s.global != nullptr))
+    return invalid_argument(str(where, ": activations are ", act.to_string(),
+                                act.global_scale ? ", which need a_scales.global"
+                                                 : ", which take no a_scales.global"));
   if (s.type != DType::fp32())
     return invalid_argument(str(where, ": a_scales.type is ", s.type.name(),
                                 "; activation scales are passed as fp32 values"));

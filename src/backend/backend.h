@@ -17,6 +17,8 @@ struct LayerProblem {
   int64_t experts = 1;
   WeightFormat weight;
   ActFormat act;
+  /// Quantized act only: the 16-bit type of activations run() receives without scales.
+  DType input = DType::bf16();
   DType out = DType::bf16();
   int device = 0;          ///< GPU ordinal, -1 = host memory
   DeviceInfo device_info;  ///< the GPU (or a preset); sm() == 0 when there is none
@@ -61,9 +63,13 @@ class Backend {
 };
 
 /// The checks a GPU backend of a single (non-expert) layer starts with: the layer is on a GPU,
-/// has one expert and fp16/bf16 activations. Yes when they pass; `quantized_act_reason` ends
-/// the answer for quantized activations.
+/// has one expert and, unless `quantized_act_reason` is empty, fp16/bf16 activations. Yes when
+/// they pass; `quantized_act_reason` ends the answer for quantized activations.
 Support single_gpu_layer_support(const LayerProblem& p, std::string_view quantized_act_reason);
+
+/// The 16-bit type a layer with activations `act` multiplies in when it expands them: the
+/// activations' own type, or for quantized ones the 16-bit input type.
+DType act_compute_type(const LayerProblem& p);
 
 const Backend& cpu_backend();
 const Backend& jit_backend();

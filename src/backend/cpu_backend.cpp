@@ -33,17 +33,28 @@ class CpuLayer final : public PreparedLayer {
     a.format = problem_.act;
     a.m = args.m;
     a.k = weight_.k;
+    // 16-bit input to a layer of quantized activations: fetched as such, quantized below.
+    const bool quantize_input = problem_.act.is_quantized() && args.a_scales.data == nullptr;
+    if (quantize_input) a.format = ActFormat::parse(problem_.input.name()).value();
     a.data.resize(args.m * weight_.k * a.element_bytes());
-    a.scales.resize(act_scale_count(problem_.act, args.m, weight_.k));
+    a.scales.resize(quantize_input ? 0 : act_scale_count(problem_.act, args.m, weight_.k));
+    a.global.resize(!quantize_input && problem_.act.global_scale ? 1 : 0);
     const size_t out_bytes = args.m * weight_.n * ((problem_.out.bits + 7) / 8);
     std::vector<uint8_t> bias_bytes(args.bias ? weight_.n * ((problem_.out.bits + 7) / 8) : 0);
     std::vector<uint8_t> out(out_bytes);
     if (problem_.device < 0) {
       std::memcpy(a.data.data(), args.a, a.data.size());
       if (!a.scales.empty()) std::memcpy(a.scales.data(), args.a_scales.data, a.scales.size() * 4);
+      if (!a.global.empty()) a.global[0] = *args.a_scales.global;
       if (args.bias) std::memcpy(bias_bytes.data(), args.bias, bias_bytes.size());
     } else {
       QGEMM_RETURN_IF_ERROR(copy_from_device(args, a, bias_bytes));
+    }
+    if (quantize_input) {
+      auto q = quantize_activations(HostValues{a.data.data(), problem_.input, args.m * weight_.k},
+                                    args.m, weight_.k, problem_.act);
+      if (!q) return q.status();
+      a = std::move(*q);
     }
     std::vector<float> bias(bias_bytes.empty() ? 0 : weight_.n);
     for (size_t i = 0; i < bias.size(); ++i) {
@@ -82,6 +93,9 @@ class CpuLayer final : public PreparedLayer {
     if (!a.scales.empty())
       QGEMM_CU(d, cuMemcpyDtoH, a.scales.data(), reinterpret_cast<CUdeviceptr>(args.a_scales.data),
                a.scales.size() * 4);
+    if (!a.global.empty())
+      QGEMM_CU(d, cuMemcpyDtoH, a.global.data(), reinterpret_cast<CUdeviceptr>(args.a_scales.global),
+               4);
     if (!bias.empty())
       QGEMM_CU(d, cuMemcpyDtoH, bias.data(), reinterpret_cast<CUdeviceptr>(args.bias), bias.size());
     return Status();

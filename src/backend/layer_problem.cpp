@@ -21,10 +21,12 @@ Support single_gpu_layer_support(const LayerProblem& p, std::string_view quantiz
   if (p.device < 0) return Support::no("the layer lives in host memory (device -1)");
   if (p.device_info.sm() == 0) return Support::no("no GPU");
   if (p.experts != 1) return Support::no("expert stacks run through MoE, not Linear");
-  if (p.act.is_quantized())
+  if (p.act.is_quantized() && !quantized_act_reason.empty())
     return Support::no(str("activations ", p.act.to_string(), ": ", quantized_act_reason));
   return Support::yes();
 }
+
+DType act_compute_type(const LayerProblem& p) { return p.act.is_quantized() ? p.input : p.act.type; }
 
 std::string LayerProblem::to_string() const {
   return str("N=", n, " K=", k, experts > 1 ? str(" E=", experts) : std::string(),

@@ -12,6 +12,7 @@
 #include "plan/jit_kernel_plan.h"
 #include "plan/mma_launch.h"
 #include "families/dense_expand.h"
+#include "quant/gpu_act_quantizer.h"
 #include "util/error.h"
 
 namespace qgemm {
@@ -20,7 +21,11 @@ namespace {
 constexpr size_t kCublasWorkspace = 32u << 20;
 
 // Dequantize-then-GEMM: every run expands the canonical weight to fp16/bf16 on the GPU and calls
-// cuBLASLt. Runs every weight format; the honest "no fused kernel" baseline.
+// cuBLASLt. Runs every weight format; the honest "no fused kernel" baseline. Quantized
+// activations are expanded likewise (after quantizing them, when run() gets 16-bit input), into
+// the workspace, to the layer's 16-bit input type.
+// NOTE: rounding the expanded activations to 16 bits costs up to half an ulp each, like the
+// expanded weights; within the tolerance of the 16-bit path.
 class QdqLayer final : public PreparedLayer {
  public:
   explicit QdqLayer(LayerProblem problem) : problem_(std::move(problem)) {}
@@ -41,7 +46,7 @@ class QdqLayer final : public PreparedLayer {
   }
 
   Status prepare(int64_t max_tokens) override {
-    DequantizeConfig dc{problem_.weight, problem_.act.type, problem_.device_info.arch()};
+    DequantizeConfig dc{problem_.weight, compute_type(), problem_.device_info.arch()};
     dequant_spec_ = dc.spec();
     auto kernel = get_kernel(dequant_spec_);
     if (!kernel) return kernel.status();
@@ -55,11 +60,20 @@ class QdqLayer final : public PreparedLayer {
       cublas_workspace_ = std::move(*ws);
     }
     // cuBLASLt plans per M are made on first use of each M in run(); prepare makes the largest.
+    if (problem_.act.is_quantized() && !act_quantizer_) {
+      auto q = GpuActQuantizer::create(problem_.act, compute_type(), problem_.device_info.arch());
+      if (!q) return q.status();
+      act_quantizer_ = std::make_unique<GpuActQuantizer>(std::move(*q));
+    }
     QGEMM_RETURN_IF_ERROR(gemm_for(max_tokens, false).status());
     return gemm_for(max_tokens, true).status();
   }
 
-  size_t workspace_bytes(int64_t) const override { return 0; }
+  // Quantized activations: their 16-bit expansion [m][ldw], then room to quantize 16-bit input.
+  size_t workspace_bytes(int64_t m) const override {
+    if (!problem_.act.is_quantized()) return 0;
+    return expanded_bytes(m) + act_workspace_bytes(problem_.act, m, problem_.k);
+  }
 
   Status run(const LinearArgs& args) const override {
     auto gemm = gemm_for(args.m, args.bias != nullptr);
@@ -84,17 +98,49 @@ class QdqLayer final : public PreparedLayer {
     const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(problem_.n, 132 * 16));
     const CUstream stream = static_cast<CUstream>(args.stream);
     QGEMM_RETURN_IF_ERROR(launch(dequant_, blocks, 1, 1, p, stream));
-    return (*gemm)->run(args.a, dense_.get(), args.c, args.bias, nullptr, nullptr,
+    const void* a = args.a;
+    if (problem_.act.is_quantized()) {
+      a = args.workspace;
+      QGEMM_RETURN_IF_ERROR(expand_activations(args, stream));
+    }
+    return (*gemm)->run(a, dense_.get(), args.c, args.bias, nullptr, nullptr,
                         cublas_workspace_.get(), cublas_workspace_.bytes(), stream);
   }
 
   std::string describe() const override {
-    return str("all M: dequantize ", problem_.weight.to_string(), " to ", problem_.act.type.name(),
-               " [", problem_.n, " x ", ldw(), "], then cuBLASLt (TN, fp32 accumulate)");
+    return str("all M: dequantize ", problem_.weight.to_string(), " to ", compute_type().name(),
+               " [", problem_.n, " x ", ldw(), "]",
+               problem_.act.is_quantized()
+                   ? str(" and ", problem_.act.to_string(), " activations to ",
+                         compute_type().name(), " (quantizing ", problem_.input.name(),
+                         " input first)")
+                   : std::string(),
+               ", then cuBLASLt (TN, fp32 accumulate)");
   }
 
  private:
   int64_t ldw() const { return (problem_.k + 7) / 8 * 8; }
+  DType compute_type() const { return act_compute_type(problem_); }
+  size_t expanded_bytes(int64_t m) const { return static_cast<size_t>(m * ldw() * 2 + 255) / 256 * 256; }
+
+  // The workspace's [m][ldw] 16-bit activations from the quantized ones run() got, or from its
+  // 16-bit input after quantizing that into the rest of the workspace.
+  Status expand_activations(const LinearArgs& args, CUstream stream) const {
+    DeviceActs acts;
+    if (args.a_scales.data != nullptr) {
+      acts.q = static_cast<uint8_t*>(const_cast<void*>(args.a));
+      acts.ldq = problem_.k;
+      acts.scales = static_cast<float*>(const_cast<void*>(args.a_scales.data));
+      acts.global = const_cast<float*>(args.a_scales.global);
+    } else {
+      void* scratch = nullptr;
+      acts = carve_act_workspace(static_cast<uint8_t*>(args.workspace) + expanded_bytes(args.m),
+                                 problem_.act, args.m, problem_.k, &scratch);
+      QGEMM_RETURN_IF_ERROR(act_quantizer_->quantize(args.a, problem_.k, args.m, problem_.k, acts,
+                                                     scratch, stream));
+    }
+    return act_quantizer_->dequantize(acts, args.m, problem_.k, args.workspace, ldw(), stream);
+  }
 
   // NOTE: cuBLASLt plans are cached per M; run() builds a missing one, which allocates nothing
   // on the device but is not for use inside graph capture (prepare covers max_tokens).
@@ -104,10 +150,10 @@ class QdqLayer final : public PreparedLayer {
     s.m = m;
     s.n = problem_.n;
     s.k = problem_.k;
-    s.a_type = problem_.act.type;
-    s.w_type = problem_.act.type;
+    s.a_type = compute_type();
+    s.w_type = compute_type();
     s.out_type = problem_.out;
-    s.lda = problem_.k;
+    s.lda = problem_.act.is_quantized() ? ldw() : problem_.k;
     s.ldw = ldw();
     s.bias = bias;
     auto g = LtGemm::create(s, kCublasWorkspace);
@@ -121,23 +167,24 @@ class QdqLayer final : public PreparedLayer {
   DeviceBuffer codes_, scales_, zeros_, global_, dense_, cublas_workspace_;
   KernelSpec dequant_spec_;
   LoadedKernel dequant_;
+  std::unique_ptr<GpuActQuantizer> act_quantizer_;
   mutable std::map<std::pair<int64_t, bool>, std::shared_ptr<LtGemm>> gemms_;
 };
 
 class QdqBackend final : public Backend {
  public:
   Support supports(const LayerProblem& p) const override {
-    if (Support s = single_gpu_layer_support(
-            p, "qdq dequantizes weights only and needs fp16/bf16 activations");
-        !s.ok)
-      return s;
+    if (Support s = single_gpu_layer_support(p, ""); !s.ok) return s;
+    const DType t = act_compute_type(p);
+    if (p.act.is_quantized() && p.act.type.bits > 8)
+      return Support::no(str("activation codes of ", p.act.type.bits, " bits"));
     // NOTE: cuBLASLt's bf16 GEMMs need sm_80 tensor cores; untested on an sm_75 GPU.
-    if (p.device_info.sm() < 80 && p.act.type == DType::bf16())
+    if (p.device_info.sm() < 80 && t == DType::bf16())
       return Support::no(
           str("bf16 GEMMs need sm_80 or newer, the device is ", p.device_info.arch()));
-    if (!cublaslt_has_gemm(p.act.type, p.out))
-      return Support::no(str("cuBLASLt has no ", p.act.type.name(), " x ", p.act.type.name(),
-                             " -> ", p.out.name(), " GEMM"));
+    if (!cublaslt_has_gemm(t, p.out))
+      return Support::no(
+          str("cuBLASLt has no ", t.name(), " x ", t.name(), " -> ", p.out.name(), " GEMM"));
     if (auto nvrtc = nvrtc_library(); !nvrtc) return Support::no(nvrtc.status().message());
     if (p.runtime_checks)
       if (auto lt = cublaslt_library(); !lt) return Support::no(lt.status().message());

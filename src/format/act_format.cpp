@@ -9,8 +9,8 @@ namespace {
 
 constexpr const char* kActSpecHelp =
     "activation specs are bf16, fp16, or <8-bit type>/token, <8-bit type>/tensor, "
-    "<8-bit type>/g<G>[/<scale type>], e.g. e4m3/token, e4m3/g32/ue8m0 (alias mxfp8), "
-    "e4m3/g128/fp32, int8/token";
+    "<8-bit type>/g<G>[/<scale type>][/global], e.g. e4m3/token, e4m3/g32/ue8m0 (alias mxfp8), "
+    "e4m3/g128/fp32, int8/token, e2m1/g16/e4m3/global (alias nvfp4)";
 
 Status bad_act_part(std::string_view spec, std::string_view part, std::string_view why) {
   return spec::bad_part("activation", spec, part, why, kActSpecHelp);
@@ -24,6 +24,7 @@ const std::vector<FormatAlias>& act_aliases() {
       {"fp8_token", "e4m3/token"},
       {"fp8_g128", "e4m3/g128/fp32"},
       {"int8_token", "int8/token"},
+      {"nvfp4", "e2m1/g16/e4m3/global"},
   };
   return aliases;
 }
@@ -51,6 +52,9 @@ Expected<ActFormat> ActFormat::parse(std::string_view text) {
         f.scale_kind = ActScaleKind::kGroup;
         f.group_k = *g;
       }
+    } else if (p == "global") {
+      if (f.global_scale) return bad_act_part(spec, p, "second global scale");
+      f.global_scale = true;
     } else if (auto st = parse_dtype(p)) {
       if (have_scale_type) return bad_act_part(spec, p, "second scale type");
       if (f.scale_kind == ActScaleKind::kNone)
@@ -89,6 +93,13 @@ Status ActFormat::validate() const {
   if ((scale_kind == ActScaleKind::kToken || scale_kind == ActScaleKind::kTensor) &&
       scale_type != DType::fp32())
     return invalid_argument("per-token and per-tensor activation scales are fp32");
+  if (global_scale && !(scale_kind == ActScaleKind::kGroup &&
+                        (scale_type == DType::e4m3() || scale_type == DType::e5m2() ||
+                         scale_type == DType::fp16())))
+    return invalid_argument(
+        "a /global activation scale sits above group scales of type e4m3, e5m2 or fp16");
+  if (global_scale && !type.is_float())
+    return invalid_argument(str("a /global activation scale needs float codes, not ", type.name()));
   return Status();
 }
 
@@ -101,7 +112,8 @@ std::string ActFormat::to_string() const {
     case ActScaleKind::kTensor:
       return type.name() + "/tensor";
     case ActScaleKind::kGroup:
-      return str(type.name(), "/g", group_k, "/", scale_type.name());
+      return str(type.name(), "/g", group_k, "/", scale_type.name(),
+                 global_scale ? "/global" : "");
   }
   return type.name();
 }
@@ -142,6 +154,8 @@ const std::vector<Recipe>& recipes() {
       {"fp8_block", "e4m3/b128x128/fp32", "e4m3/g128/fp32",
        "DeepSeek-style FP8: 128x128 weight blocks, 1x128 activation groups"},
       {"fp8_channel", "e4m3/channel/fp32", "e4m3/token", "FP8 per-channel x per-token"},
+      {"nvfp4_nvfp4", "e2m1/g16/e4m3/global", "e2m1/g16/e4m3/global",
+       "NVFP4 weights and activations"},
       {"w4a8", "int4/g128/bf16", "e4m3/token", "int4 weights x FP8 activations"},
       {"w4a8_fp4", "e2m1/g32/ue8m0", "e4m3/token", "e2m1 weights x FP8 activations"},
       {"w8a8_int8", "int8/channel/fp32", "int8/token", "SmoothQuant-style int8 x int8"},

@@ -41,38 +41,52 @@ Expected<QuantizedActivations> quantize_activations_checked(const HostValues& a,
     return q;
   }
 
+  // The recipe of act_quant/act_quant_math.cuh, which the GPU quantizers share.
   const int64_t cols = format.scale_cols(k);
-  // Per-(row, scale column) absolute maxima; a tensor scale reduces them all.
-  std::vector<double> amax(m * cols, 0.0);
+  const ActCode code = act_code(format.type);
+  const ActCode scale_code = act_code(format.scale_type);
+  // Per-(row, scale column) absolute maxima; a tensor (or global) scale reduces them all.
+  std::vector<float> amax(m * cols, 0.0f);
   std::atomic<int64_t> bad_index{-1};
   parallel_for(m, 16, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r)
       for (int64_t c = 0; c < k; ++c) {
         const float v = a.at(r * k + c);
         if (!std::isfinite(v)) bad_index = r * k + c;
-        double& slot = amax[r * cols + format.scale_col(c)];
-        slot = std::max(slot, std::fabs(double(v)));
+        float& slot = amax[r * cols + format.scale_col(c)];
+        slot = std::max(slot, std::fabs(v));
       }
   });
   if (bad_index >= 0)
     return invalid_argument(str("quantize_activations: value #", bad_index.load(), " = ",
                                 a.at(bad_index), " is not finite"));
+  const float whole = *std::max_element(amax.begin(), amax.end());
+  float global = 1.0f;
+  if (format.global_scale) {
+    global = act_global_scale(whole, code, scale_code);
+    q.global = {global};
+  }
+  // divisors[i]: what the elements of scale i are divided by.
+  std::vector<float> divisors;
   if (format.scale_kind == ActScaleKind::kTensor) {
-    const double whole = *std::max_element(amax.begin(), amax.end());
-    q.scales = {static_cast<float>(choose_scale(whole, format.type, format.scale_type, 1.0))};
+    q.scales = {act_scale(whole, code, scale_code)};
+    divisors = q.scales;
   } else {
     q.scales.resize(amax.size());
-    for (size_t i = 0; i < amax.size(); ++i)
-      q.scales[i] = static_cast<float>(choose_scale(amax[i], format.type, format.scale_type, 1.0));
+    divisors.resize(amax.size());
+    for (size_t i = 0; i < amax.size(); ++i) {
+      q.scales[i] = format.global_scale ? act_scale(amax[i] / global, code, scale_code)
+                                        : act_scale(amax[i], code, scale_code);
+      divisors[i] = format.global_scale ? q.scales[i] * global : q.scales[i];
+    }
   }
   parallel_for(m, 16, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r)
       for (int64_t c = 0; c < k; ++c) {
-        const float s = format.scale_kind == ActScaleKind::kTensor
-                            ? q.scales[0]
-                            : q.scales[r * cols + format.scale_col(c)];
-        q.data[r * k + c] =
-            static_cast<uint8_t>(encode_saturating(format.type, a.at(r * k + c) / double(s)));
+        const float d = format.scale_kind == ActScaleKind::kTensor
+                            ? divisors[0]
+                            : divisors[r * cols + format.scale_col(c)];
+        q.data[r * k + c] = static_cast<uint8_t>(act_encode(a.at(r * k + c), d, code));
       }
   });
   return q;

@@ -110,7 +110,7 @@ uint32_t QuantizedActivations::code(int64_t row, int64_t col) const {
 }
 
 double QuantizedActivations::dequantize(int64_t row, int64_t col) const {
-  const double v = decode(format.type, code(row, col));
+  const double v = decode(format.type, code(row, col)) * (global.empty() ? 1.0 : global[0]);
   switch (format.scale_kind) {
     case ActScaleKind::kNone:
       return v;
@@ -137,12 +137,15 @@ Status QuantizedActivations::validate() const {
   if (int64_t(scales.size()) != want)
     return invalid_argument(str("activations: ", scales.size(), " scales, format ",
                                 format.to_string(), " needs ", want));
+  if (global.size() != (format.global_scale ? 1u : 0u))
+    return invalid_argument(str("activations: ", global.size(), " global scales, format ",
+                                format.to_string(), " needs ", format.global_scale ? 1 : 0));
   return Status();
 }
 
 int64_t QuantizedActivations::storage_bytes() const {
   const int64_t scale_bytes = (format.scale_type.bits + 7) / 8;
-  return int64_t(data.size()) + int64_t(scales.size()) * scale_bytes;
+  return int64_t(data.size()) + int64_t(scales.size()) * scale_bytes + int64_t(global.size()) * 4;
 }
 
 }  // namespace qgemm

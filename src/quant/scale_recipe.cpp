@@ -39,4 +39,19 @@ double choose_global_scale(double range, DType element, DType scale_type) {
   return g > 0 ? g : 1.0;
 }
 
+ActCode act_code(DType t) {
+  switch (t.type_class) {
+    case TypeClass::kSignedInt:
+      return {ActCode::kSigned, t.bits, 0, 0, 0};
+    case TypeClass::kUnsignedInt:
+      return {ActCode::kUnsigned, t.bits, 0, 0, 0};
+    case TypeClass::kExponent:
+      return {ActCode::kExponent, 8, 8, 0, 0};
+    case TypeClass::kFloat:
+      break;
+  }
+  const int flavor = t.flavor() == FloatFlavor::kIeee ? 2 : t.flavor() == FloatFlavor::kFiniteNan;
+  return {ActCode::kFloat, t.bits, t.exp_bits, t.man_bits, flavor};
+}
+
 }  // namespace qgemm

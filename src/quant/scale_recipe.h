@@ -1,5 +1,6 @@
 #pragma once
 
+#include "act_quant/act_quant_math.cuh"
 #include "qgemm/dtype.h"
 
 namespace qgemm {
@@ -18,5 +19,8 @@ double choose_scale(double range, DType element, DType scale_type, double global
 /// scale type's range: range / (element_range * max(scale_type)) for e4m3, e5m2 and fp16 scales,
 /// range / element_range otherwise; 1 for an all-zero tensor.
 double choose_global_scale(double range, DType element, DType scale_type);
+
+/// A number type as the activation recipe (act_quant/act_quant_math.cuh) describes it.
+ActCode act_code(DType type);
 
 }  // namespace qgemm

@@ -234,8 +234,14 @@ std::vector<BadInput> bad_inputs() {
        [] { return run_with("bf16", [](LinearArgs& a) { a.m = 5; }); }},
       {"scales for bf16", ErrorCode::kInvalidArgument, "which take no scales",
        [one] { return run_with("bf16", [&](LinearArgs& a) { a.a_scales.data = one.data(); }); }},
-      {"missing scales", ErrorCode::kInvalidArgument, "a_scales.data is null",
-       [] { return run_with("e4m3/token", [](LinearArgs& a) { a.a_scales = {}; }); }},
+      {"global scale without scales", ErrorCode::kInvalidArgument,
+       "a_scales.global is set but a_scales.data is null",
+       [one] {
+         return run_with("e4m3/token", [&](LinearArgs& a) {
+           a.a_scales = {};
+           a.a_scales.global = one.data();
+         });
+       }},
       {"group scales for token acts", ErrorCode::kInvalidArgument, "a_scales describe per-group",
        [] {
          return run_with("e4m3/token", [](LinearArgs& a) {

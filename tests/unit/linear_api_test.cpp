@@ -114,9 +114,10 @@ TEST(LinearApi, ActivationScalesMustMatchTheLayersFormat) {
   LinearArgs args{2, l.a.data.data(), ActScales::of(l.a.format, l.a.scales.data()), nullptr,
                   c.data(), nullptr, 0, nullptr};
   EXPECT_TRUE(layer->run(args).ok());
-  LinearArgs missing = args;
-  missing.a_scales = {};
-  EXPECT_NE(layer->run(missing).message().find("but a_scales.data is null"), std::string::npos);
+  LinearArgs stray_global = args;
+  stray_global.a_scales.global = l.a.scales.data();
+  EXPECT_NE(layer->run(stray_global).message().find("which take no a_scales.global"),
+            std::string::npos);
   LinearArgs grouped = args;
   grouped.a_scales.kind = ActScaleKind::kGroup;
   grouped.a_scales.group_k = 32;
@@ -134,6 +135,40 @@ TEST(LinearApi, ActivationScalesMustMatchTheLayersFormat) {
   ASSERT_TRUE(plain.ok());
   ASSERT_TRUE(plain->prepare(2).ok());
   EXPECT_NE(plain->run(args).message().find("which take no scales"), std::string::npos);
+}
+
+// Without scales, a layer of quantized activations takes 16-bit input and quantizes it itself:
+// the same bits as quantizing on the host first (one recipe), for every activation format.
+TEST(LinearApi, SixteenBitInputIsQuantizedByTheLayer) {
+  const int64_t m = 3, n = 40, k = 256;
+  const std::vector<float> values = random_normal(m * k, 7, 1.5f);
+  std::vector<uint16_t> input(values.size());
+  for (size_t i = 0; i < values.size(); ++i) input[i] = static_cast<uint16_t>(encode(DType::bf16(), values[i]));
+  const auto w = *quantize_weights(HostValues::of(random_normal(n * k, 1, 0.05f)), 1, n, k,
+                                   *WeightFormat::parse("int4/g128/bf16"));
+  for (const char* act : {"e4m3/token", "e4m3/g128/fp32", "mxfp8", "int8/token", "e4m3/tensor",
+                          "nvfp4"}) {
+    SCOPED_TRACE(act);
+    const ActFormat format = *ActFormat::parse(act);
+    auto q = quantize_activations(HostValues{input.data(), DType::bf16(), m * k}, m, k, format);
+    ASSERT_TRUE(q.ok()) << q.status().to_string();
+    LinearOptions options;
+    options.device = -1;
+    options.act = format;
+    auto layer = Linear::create(w, options);
+    ASSERT_TRUE(layer.ok()) << layer.status().to_string();
+    ASSERT_TRUE(layer->prepare(m).ok());
+    std::vector<uint16_t> from_codes(m * n, 0xffff), from_input(m * n, 0x7fff);
+    LinearArgs args{m, q->data.data(),
+                    ActScales::of(format, q->scales.data(), q->global.empty() ? nullptr : q->global.data()),
+                    nullptr, from_codes.data(), nullptr, 0, nullptr};
+    ASSERT_TRUE(layer->run(args).ok());
+    args.a = input.data();
+    args.a_scales = {};
+    args.c = from_input.data();
+    ASSERT_TRUE(layer->run(args).ok());
+    EXPECT_EQ(from_codes, from_input);
+  }
 }
 
 }  // namespace

@@ -171,6 +171,38 @@ TEST_P(QuantizeActivations, ScalesMapAmaxToTheLargestValue) {
 INSTANTIATE_TEST_SUITE_P(Formats, QuantizeActivations, ::testing::ValuesIn(kCases),
                          testing::spec_test_name<::testing::TestParamInfo<ActCase>>);
 
+// NVFP4 activations: global = amax / (6 * 448) in fp32; each 16-element block's e4m3 scale is
+// (block amax / global) / 6 rounded to e4m3; codes are e2m1 of x / (scale * global).
+TEST(QuantizeActivationLayout, Nvfp4TwoLevelScales) {
+  const std::vector<float> x = test_input();
+  const ActFormat f = *ActFormat::parse("nvfp4");
+  EXPECT_EQ("e2m1/g16/e4m3/global", f.to_string());
+  auto q = quantize_activations(HostValues::of(x), kM, kK, f);
+  ASSERT_TRUE(q.ok()) << q.status().to_string();
+  ASSERT_TRUE(q->validate().ok());
+  ASSERT_EQ(1u, q->global.size());
+  float amax = 0;
+  for (float v : x) amax = std::max(amax, std::fabs(v));
+  EXPECT_EQ(amax / 2688.0f, q->global[0]);
+  double err2 = 0, ref2 = 0;
+  for (int64_t m = 0; m < kM; ++m)
+    for (int64_t b = 0; b < kK / 16; ++b) {
+      float block = 0;
+      for (int64_t j = 0; j < 16; ++j) block = std::max(block, std::fabs(x[m * kK + b * 16 + j]));
+      const float s = q->scales[m * (kK / 16) + b];
+      EXPECT_EQ(round_to(DType::e4m3(), (block / q->global[0]) / 6.0f), s) << m << ", " << b;
+      for (int64_t j = 0; j < 16; ++j) {
+        const int64_t k = b * 16 + j;
+        const double want = round_to(DType::e2m1(), x[m * kK + k] / (s * q->global[0]));
+        ASSERT_EQ(want * s * q->global[0], q->dequantize(m, k)) << m << ", " << k;
+        const double d = q->dequantize(m, k) - x[m * kK + k];
+        err2 += d * d;
+        ref2 += double(x[m * kK + k]) * x[m * kK + k];
+      }
+    }
+  EXPECT_LT(std::sqrt(err2 / ref2), 0.15);  // e2m1 keeps about 2 bits
+}
+
 TEST(QuantizeActivationLayout, WideTypesStoreLittleEndianCodes) {
   const std::vector<float> x = {1.0f, -2.0f, 0.1f, 65504.0f, 3.0e-8f, -0.0f};
   for (DType t : {DType::bf16(), DType::fp16()}) {

@@ -57,13 +57,15 @@ TEST(Router, JitRunsHalfActivationFormatsOnEveryArch) {
       }
 }
 
-TEST(Router, QuantizedActivationsFallBackToTheCpuWithReasons) {
-  auto r = route(problem("nvfp4", "e4m3/token", 640, 640, "sm_80"), BackendKind::kAuto);
-  ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->chosen->kind(), BackendKind::kCpu);
-  EXPECT_NE(answer_of(*r, BackendKind::kJit).find("fp16/bf16 activations"), std::string::npos);
-  EXPECT_NE(answer_of(*r, BackendKind::kQdq).find("fp16/bf16 activations"), std::string::npos);
-  EXPECT_NE(r->explain().find("<- chosen"), std::string::npos);
+// A pair without a fused kernel runs dequantize-then-cuBLAS on the GPU, never the CPU.
+TEST(Router, QuantizedActivationsWithoutAKernelGoToQdq) {
+  for (const char* act : {"e4m3/token", "nvfp4", "mxfp8", "int8/token", "e4m3/tensor"}) {
+    auto r = route(problem("nvfp4", act, 640, 640, "sm_80"), BackendKind::kAuto);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->chosen->kind(), BackendKind::kQdq) << act << "\n" << r->explain();
+    EXPECT_NE(answer_of(*r, BackendKind::kJit).find("fp16/bf16 activations"), std::string::npos);
+    EXPECT_NE(r->explain().find("<- chosen"), std::string::npos);
+  }
 }
 
 // Groups that are no multiple of the 16-wide k-step have no jit kernel; multiples of 16 that

@@ -1,0 +1,252 @@
+// GPU activation quantizers: fp16/bf16 rows to one-byte codes and fp32 scales, by the recipe of
+// act_quant/act_quant_math.cuh (the CPU quantizer's, so the bits agree), and the expansion back
+// to fp16/bf16 the dequantize-then-cuBLAS path multiplies.
+//
+// Per token: a CTA per row finds the row's amax, then encodes it. Per group: the G / 8 lanes of
+// a group's 8-element chunks reduce their amax by shuffles (groups of 8..256 elements); other
+// group sizes, and rows that are not 16-byte aligned, take one element or group per thread.
+// Per tensor and NVFP4 (a global scale): act_amax_kernel first reduces the tensor's amax into
+// p.amax (zeroed on the stream before it), then every thread derives the same scale from it.
+// Inputs are finite (the caller's contract); a NaN or inf gives unspecified codes, never a fault.
+#pragma once
+
+#include "act_quant/act_quant_math.cuh"
+#include "act_quant/act_quant_params.cuh"
+#include "ptx/half2.cuh"
+
+namespace qgemm {
+
+/// Cfg: kIn (Elem), the code type (kCodeKind, kCodeBits, kCodeExp, kCodeMan, kCodeFlavor), the
+/// scale type (kScaleKind, kScaleBits, kScaleExp, kScaleMan, kScaleFlavor), kGranularity
+/// (1 token, 2 group, 3 tensor), kGroup and kGlobal.
+template <class Cfg>
+struct ActQuant {
+  static constexpr ActCode kCode{Cfg::kCodeKind, Cfg::kCodeBits, Cfg::kCodeExp, Cfg::kCodeMan,
+                                 Cfg::kCodeFlavor};
+  static constexpr ActCode kScale{Cfg::kScaleKind, Cfg::kScaleBits, Cfg::kScaleExp,
+                                  Cfg::kScaleMan, Cfg::kScaleFlavor};
+  static constexpr int kThreads = 256;
+  static constexpr bool kToken = Cfg::kGranularity == 1;
+  static constexpr bool kGroupScales = Cfg::kGranularity == 2;
+  static constexpr bool kTensor = Cfg::kGranularity == 3;
+  // Lanes of an 8-element-chunk group; shuffles reduce groups of 1..32 lanes.
+  static constexpr int kGroupLanes = Cfg::kGroup / 8;
+  static constexpr bool kShuffleGroups = kGroupScales && Cfg::kGroup % 8 == 0 &&
+                                         kGroupLanes <= 32 && (32 % kGroupLanes) == 0;
+
+  static QGEMM_DEVICE float in(u16 h) { return half_to_float<Cfg::kIn>(h); }
+
+  /// The W elements of row `row` from column `col`.
+  template <int W>
+  static QGEMM_DEVICE void load(const ActQuantParams& p, int row, int col, float (&v)[W]) {
+    const u16* src = p.a + static_cast<i64>(row) * p.lda + col;
+    if constexpr (W == 8) {
+      const uint4 x = *reinterpret_cast<const uint4*>(src);
+      const u32 w[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        v[2 * i] = in(static_cast<u16>(w[i] & 0xffffu));
+        v[2 * i + 1] = in(static_cast<u16>(w[i] >> 16));
+      }
+    } else {
+      v[0] = in(*src);
+    }
+  }
+
+  /// Encodes the W elements with `divisor` and stores their codes.
+  template <int W>
+  static QGEMM_DEVICE void store(const ActQuantParams& p, int row, int col, const float (&v)[W],
+                                 float divisor) {
+    u8* dst = p.q + static_cast<i64>(row) * p.ldq + col;
+    if constexpr (W == 8) {
+      u32 lo = 0, hi = 0;
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        lo |= act_encode(v[i], divisor, kCode) << (8 * i);
+        hi |= act_encode(v[4 + i], divisor, kCode) << (8 * i);
+      }
+      *reinterpret_cast<uint2*>(dst) = make_uint2(lo, hi);
+    } else {
+      *dst = static_cast<u8>(act_encode(v[0], divisor, kCode));
+    }
+  }
+
+  template <int W>
+  static QGEMM_DEVICE float chunk_amax(const float (&v)[W]) {
+    float m = 0.0f;
+#pragma unroll
+    for (int i = 0; i < W; ++i) m = fmaxf(m, fabsf(v[i]));
+    return m;
+  }
+
+  /// The max over the CTA, returned to every thread.
+  static QGEMM_DEVICE float cta_max(float v, float* shared) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    __syncthreads();  // an earlier row's readers are done with `shared`
+    if (threadIdx.x % 32 == 0) shared[threadIdx.x / 32] = v;
+    __syncthreads();
+    v = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kThreads / 32; ++w) v = fmaxf(v, shared[w]);
+    return v;
+  }
+
+  /// The divisor of every element under a tensor scale (with or without block scales under a
+  /// global one); thread 0 of CTA 0 stores the scale.
+  static QGEMM_DEVICE float tensor_divisor(const ActQuantParams& p) {
+    const float amax = __uint_as_float(*p.amax);
+    if constexpr (Cfg::kGlobal) {
+      const float g = act_global_scale(amax, kCode, kScale);
+      if (blockIdx.x == 0 && threadIdx.x == 0) p.global[0] = g;
+      return g;
+    } else {
+      const float s = act_scale(amax, kCode, kScale);
+      if (blockIdx.x == 0 && threadIdx.x == 0) p.scales[0] = s;
+      return s;
+    }
+  }
+
+  /// Scale of a block of amax `amax` (under a global scale g: of amax / g), and its divisor.
+  static QGEMM_DEVICE float block_scale(float amax, float g, float& divisor) {
+    if constexpr (Cfg::kGlobal) {
+      const float s = act_scale(QGEMM_FDIV(amax, g), kCode, kScale);
+      divisor = QGEMM_FMUL(s, g);
+      return s;
+    } else {
+      const float s = act_scale(amax, kCode, kScale);
+      divisor = s;
+      return s;
+    }
+  }
+
+  template <int W>
+  static QGEMM_DEVICE void run_rows(const ActQuantParams& p, float* shared) {
+    const float tensor = kTensor ? tensor_divisor(p) : 1.0f;
+    for (int row = blockIdx.x; row < p.m; row += gridDim.x) {
+      float divisor = tensor;
+      if constexpr (kToken) {
+        float m = 0.0f;
+        for (int col = threadIdx.x * W; col < p.k; col += kThreads * W) {
+          float v[W];
+          load<W>(p, row, col, v);
+          m = fmaxf(m, chunk_amax<W>(v));
+        }
+        const float s = block_scale(cta_max(m, shared), 1.0f, divisor);
+        if (threadIdx.x == 0) p.scales[row] = s;
+      }
+      for (int col = threadIdx.x * W; col < p.k; col += kThreads * W) {
+        float v[W];
+        load<W>(p, row, col, v);
+        store<W>(p, row, col, v, divisor);
+      }
+    }
+  }
+
+  /// Groups of 8-element chunks, kGroupLanes lanes each, over the flattened [m][k / 8] chunks.
+  static QGEMM_DEVICE void run_shuffle_groups(const ActQuantParams& p) {
+    const float g = Cfg::kGlobal ? tensor_divisor(p) : 1.0f;
+    const int row_chunks = p.k / 8;
+    const i64 total = static_cast<i64>(p.m) * row_chunks;
+    for (i64 i0 = static_cast<i64>(blockIdx.x) * kThreads; i0 < total;
+         i0 += static_cast<i64>(gridDim.x) * kThreads) {
+      const i64 i = i0 + threadIdx.x;
+      const bool active = i < total;  // whole groups: row_chunks is a multiple of kGroupLanes
+      const int row = active ? static_cast<int>(i / row_chunks) : 0;
+      const int col = active ? static_cast<int>(i % row_chunks) * 8 : 0;
+      float v[8] = {};
+      if (active) load<8>(p, row, col, v);
+      float m = chunk_amax<8>(v);
+#pragma unroll
+      for (int o = kGroupLanes / 2; o > 0; o >>= 1)
+        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+      float divisor;
+      const float s = block_scale(m, g, divisor);
+      if (!active) continue;
+      if (col % Cfg::kGroup == 0)
+        p.scales[static_cast<i64>(row) * p.scale_cols + col / Cfg::kGroup] = s;
+      store<8>(p, row, col, v, divisor);
+    }
+  }
+
+  /// One thread per group, element by element (any group size, any alignment).
+  static QGEMM_DEVICE void run_serial_groups(const ActQuantParams& p) {
+    const float g = Cfg::kGlobal ? tensor_divisor(p) : 1.0f;
+    const i64 total = static_cast<i64>(p.m) * p.scale_cols;
+    for (i64 i = static_cast<i64>(blockIdx.x) * kThreads + threadIdx.x; i < total;
+         i += static_cast<i64>(gridDim.x) * kThreads) {
+      const int row = static_cast<int>(i / p.scale_cols);
+      const int col0 = static_cast<int>(i % p.scale_cols) * Cfg::kGroup;
+      float m = 0.0f;
+      for (int c = 0; c < Cfg::kGroup; ++c) {
+        float v[1];
+        load<1>(p, row, col0 + c, v);
+        m = fmaxf(m, fabsf(v[0]));
+      }
+      float divisor;
+      p.scales[i] = block_scale(m, g, divisor);
+      for (int c = 0; c < Cfg::kGroup; ++c) {
+        float v[1];
+        load<1>(p, row, col0 + c, v);
+        store<1>(p, row, col0 + c, v, divisor);
+      }
+    }
+  }
+};
+
+/// Quantizes p.a into p.q and p.scales (and p.global); after act_amax_kernel for tensor scales
+/// and global ones.
+template <class Cfg>
+__global__ void __launch_bounds__(256) act_quantize_kernel(const ActQuantParams p) {
+  using Q = ActQuant<Cfg>;
+  __shared__ float shared[Q::kThreads / 32];
+  if constexpr (Q::kGroupScales) {
+    if (Q::kShuffleGroups && p.vec)
+      Q::run_shuffle_groups(p);
+    else
+      Q::run_serial_groups(p);
+  } else {
+    if (p.vec)
+      Q::template run_rows<8>(p, shared);
+    else
+      Q::template run_rows<1>(p, shared);
+  }
+}
+
+/// *p.amax = max(*p.amax, max |a|) over p.a (fp32 bits: non-negative floats order as integers).
+template <class Cfg>
+__global__ void __launch_bounds__(256) act_amax_kernel(const ActQuantParams p) {
+  using Q = ActQuant<Cfg>;
+  float m = 0.0f;
+  const i64 total = static_cast<i64>(p.m) * p.k;
+  for (i64 i = static_cast<i64>(blockIdx.x) * Q::kThreads + threadIdx.x; i < total;
+       i += static_cast<i64>(gridDim.x) * Q::kThreads) {
+    float v[1];
+    Q::template load<1>(p, static_cast<int>(i / p.k), static_cast<int>(i % p.k), v);
+    m = fmaxf(m, fabsf(v[0]));
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+  if (threadIdx.x % 32 == 0) atomicMax(p.amax, __float_as_uint(m));
+}
+
+/// p.out[r][c] = the fp16/bf16 value of code p.q[r][c] times its scale (and the global scale).
+template <class Cfg>
+__global__ void __launch_bounds__(256) act_dequantize_kernel(const ActQuantParams p) {
+  using Q = ActQuant<Cfg>;
+  const i64 total = static_cast<i64>(p.m) * p.k;
+  const float g = Cfg::kGlobal ? p.global[0] : 1.0f;
+  for (i64 i = static_cast<i64>(blockIdx.x) * Q::kThreads + threadIdx.x; i < total;
+       i += static_cast<i64>(gridDim.x) * Q::kThreads) {
+    const int row = static_cast<int>(i / p.k), col = static_cast<int>(i % p.k);
+    const float s = Q::kTensor ? p.scales[0]
+                    : Q::kToken
+                        ? p.scales[row]
+                        : p.scales[static_cast<i64>(row) * p.scale_cols + col / Cfg::kGroup];
+    const float v = act_decode(p.q[static_cast<i64>(row) * p.ldq + col], Q::kCode);
+    p.out[static_cast<i64>(row) * p.lda + col] =
+        static_cast<u16>(pack_half2<Cfg::kIn>(v * (s * g), 0.0f) & 0xffffu);
+  }
+}
+
+}  // namespace qgemm

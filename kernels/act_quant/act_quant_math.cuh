@@ -1,0 +1,149 @@
+// The activation quantization recipe, in fp32 arithmetic, compiled both into the host library
+// (the CPU quantizer) and into the GPU quantizer kernels, so the two give the same bits: every
+// step is an IEEE-rounded fp32 division or product, a power-of-two scaling or a round to an
+// integer (ties to even), which both processors compute alike. (A recipe in double would round
+// twice on the CPU and cost a double division per element on the GPU.)
+//
+//   amax   max |a| over the token, group or tensor (exact: no arithmetic)
+//   scale  amax / range, rounded to the scale type (saturating; never 0), or with ue8m0 scales
+//          2^(floor(log2 amax) - emax(element)) for float elements (OCP MX v1.0) and
+//          2^ceil(log2(amax / range)) for integer ones; 1 for an all-zero block
+//   global (NVFP4) amax(tensor) / (range * max(scale type)); block scales divide by it first
+//   code   round(a / scale) (a / (scale * global) with a global), saturating at the type's range
+#pragma once
+
+#include "common/base.cuh"
+
+#if !defined(__CUDACC_RTC__) && !defined(__CUDACC__)
+#include <cmath>
+#endif
+
+namespace qgemm {
+
+#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
+// NOTE: spelled out so no compiler option (fast math, fused multiply-add) can change them.
+#define QGEMM_FDIV(a, b) __fdiv_rn(a, b)
+#define QGEMM_FMUL(a, b) __fmul_rn(a, b)
+#else
+#define QGEMM_FDIV(a, b) ((a) / (b))
+#define QGEMM_FMUL(a, b) ((a) * (b))
+#endif
+
+/// A number type as the recipe sees it (the fields of qgemm::DType that matter here).
+struct ActCode {
+  enum Kind : int { kSigned = 0, kUnsigned = 1, kFloat = 2, kExponent = 3 };
+  int kind;
+  int bits;
+  int exp_bits;  // floats
+  int man_bits;  // floats
+  /// Float flavour: 0 every code finite (e2m1, e2m3, e3m2), 1 only S.1111.111 is NaN (e4m3),
+  /// 2 IEEE (e5m2, fp16, bf16).
+  int flavor;
+};
+
+/// floor(log2(x)) for a positive finite x.
+QGEMM_HOST_DEVICE int act_floor_log2(float x) {
+  int e;
+  frexpf(x, &e);  // x = f * 2^e, f in [0.5, 1)
+  return e - 1;
+}
+
+/// ceil(log2(x)) for a positive finite x.
+QGEMM_HOST_DEVICE int act_ceil_log2(float x) {
+  int e;
+  const float f = frexpf(x, &e);
+  return f == 0.5f ? e - 1 : e;
+}
+
+/// The largest finite value of a float type.
+QGEMM_HOST_DEVICE float act_float_max(const ActCode& t) {
+  const int all_ones = (1 << t.exp_bits) - 1;
+  const int exp_field = t.flavor == 2 ? all_ones - 1 : all_ones;
+  const int man_field = t.flavor == 1 ? (1 << t.man_bits) - 2 : (1 << t.man_bits) - 1;
+  const int bias = (1 << (t.exp_bits - 1)) - 1;
+  return ldexpf(static_cast<float>((1 << t.man_bits) + man_field), exp_field - bias - t.man_bits);
+}
+
+/// The largest |value| symmetric quantization maps amax to (qgemm::element_range).
+QGEMM_HOST_DEVICE float act_range(const ActCode& t) {
+  if (t.kind == ActCode::kSigned) return t.bits > 1 ? static_cast<float>((1 << (t.bits - 1)) - 1) : 1.0f;
+  if (t.kind == ActCode::kUnsigned) return static_cast<float>((1 << t.bits) - 1);
+  return act_float_max(t);
+}
+
+/// |x| (finite, >= 0) rounded to the nearest value of float type t, ties to even, saturating at
+/// its largest finite value.
+QGEMM_HOST_DEVICE float act_round_float(float x, const ActCode& t) {
+  const float top = act_float_max(t);
+  if (x >= top) return top;
+  if (x == 0.0f) return 0.0f;
+  const int bias = (1 << (t.exp_bits - 1)) - 1;
+  int unbiased = act_floor_log2(x);
+  if (unbiased < 1 - bias) unbiased = 1 - bias;  // subnormal range: one quantum
+  const int shift = t.man_bits - unbiased;
+  return ldexpf(rintf(ldexpf(x, shift)), -shift);
+}
+
+/// The scale of a block whose largest magnitude is amax, for elements `elem` and scales of
+/// type `scale` (fp32, fp16, bf16, e4m3 or ue8m0).
+QGEMM_HOST_DEVICE float act_scale(float amax, const ActCode& elem, const ActCode& scale) {
+  if (!(amax > 0.0f)) return 1.0f;
+  if (scale.kind == ActCode::kExponent) {
+    int e = elem.kind == ActCode::kFloat
+                ? act_floor_log2(amax) - act_floor_log2(act_float_max(elem))
+                : act_ceil_log2(QGEMM_FDIV(amax, act_range(elem)));
+    e = e < -127 ? -127 : (e > 127 ? 127 : e);
+    return ldexpf(1.0f, e);
+  }
+  float s = QGEMM_FDIV(amax, act_range(elem));
+  if (!(scale.kind == ActCode::kFloat && scale.bits == 32)) s = act_round_float(s, scale);
+  if (s == 0.0f) {  // underflow: the smallest positive value of the scale type
+    const int bias = (1 << (scale.exp_bits - 1)) - 1;
+    s = ldexpf(1.0f, 1 - bias - scale.man_bits);
+  }
+  return s;
+}
+
+/// The per-tensor scale above block scales of type `scale` (NVFP4: amax / (6 * 448)).
+QGEMM_HOST_DEVICE float act_global_scale(float amax, const ActCode& elem, const ActCode& scale) {
+  if (!(amax > 0.0f)) return 1.0f;
+  const float g = QGEMM_FDIV(amax, QGEMM_FMUL(act_range(elem), act_float_max(scale)));
+  return g > 0.0f ? g : 1.0f;
+}
+
+/// The code of a / divisor in type t: nearest (ties to even), saturating.
+QGEMM_HOST_DEVICE u32 act_encode(float a, float divisor, const ActCode& t) {
+  const float q = QGEMM_FDIV(a, divisor);
+  if (t.kind != ActCode::kFloat) {
+    const float lo = t.kind == ActCode::kSigned ? -ldexpf(1.0f, t.bits - 1) : 0.0f;
+    const float hi = t.kind == ActCode::kSigned ? ldexpf(1.0f, t.bits - 1) - 1.0f
+                                                : ldexpf(1.0f, t.bits) - 1.0f;
+    const float v = rintf(q < lo ? lo : (q > hi ? hi : q));
+    return static_cast<u32>(static_cast<i32>(v)) & ((1u << t.bits) - 1u);
+  }
+  const u32 sign = q < 0.0f ? 1u << (t.bits - 1) : 0u;
+  const float r = act_round_float(fabsf(q), t);
+  if (r == 0.0f) return sign;
+  const int bias = (1 << (t.exp_bits - 1)) - 1;
+  const int unbiased = act_floor_log2(r);
+  if (unbiased < 1 - bias)  // subnormal
+    return sign | static_cast<u32>(ldexpf(r, bias - 1 + t.man_bits));
+  const u32 mantissa = static_cast<u32>(ldexpf(r, t.man_bits - unbiased)) - (1u << t.man_bits);
+  return sign | (static_cast<u32>(unbiased + bias) << t.man_bits) | mantissa;
+}
+
+/// The value of code c of type t (finite codes).
+QGEMM_HOST_DEVICE float act_decode(u32 c, const ActCode& t) {
+  if (t.kind == ActCode::kSigned)
+    return static_cast<float>(static_cast<i32>(c << (32 - t.bits)) >> (32 - t.bits));
+  if (t.kind == ActCode::kUnsigned) return static_cast<float>(c);
+  const int bias = (1 << (t.exp_bits - 1)) - 1;
+  const u32 e = (c >> t.man_bits) & ((1u << t.exp_bits) - 1u);
+  const u32 m = c & ((1u << t.man_bits) - 1u);
+  const float v = e == 0 ? ldexpf(static_cast<float>(m), 1 - bias - t.man_bits)
+                         : ldexpf(static_cast<float>(m + (1u << t.man_bits)),
+                                  static_cast<int>(e) - bias - t.man_bits);
+  return (c >> (t.bits - 1)) & 1u ? -v : v;
+}
+
+}  // namespace qgemm

@@ -1,0 +1,174 @@
+#include "quant/gpu_act_quantizer.h"
+
+#include <algorithm>
+
+#include "act_quant/act_quant_params.cuh"
+#include "quant/scale_recipe.h"
+#include "util/error.h"
+
+namespace qgemm {
+namespace {
+
+// Grid sizes: enough CTAs to fill any current GPU several times over; the kernels stride.
+constexpr int64_t kMaxRowCtas = 4096;
+constexpr int64_t kMaxFlatCtas = 2048;
+
+int64_t align16(int64_t bytes) { return (bytes + 15) / 16 * 16; }
+
+std::string code_fields(const char* prefix, const ActCode& c) {
+  return str("  static constexpr int k", prefix, "Kind = ", c.kind, ";\n  static constexpr int k",
+             prefix, "Bits = ", c.bits, ";\n  static constexpr int k", prefix, "Exp = ",
+             c.exp_bits, ";\n  static constexpr int k", prefix, "Man = ", c.man_bits,
+             ";\n  static constexpr int k", prefix, "Flavor = ", c.flavor, ";\n");
+}
+
+const char* kernel_name(ActQuantConfig::Kernel k) {
+  switch (k) {
+    case ActQuantConfig::Kernel::kQuantize:
+      return "act_quantize_kernel";
+    case ActQuantConfig::Kernel::kAmax:
+      return "act_amax_kernel";
+    case ActQuantConfig::Kernel::kDequantize:
+      return "act_dequantize_kernel";
+  }
+  return "?";
+}
+
+bool needs_amax(const ActFormat& f) {
+  return f.scale_kind == ActScaleKind::kTensor || f.global_scale;
+}
+
+}  // namespace
+
+std::string ActQuantConfig::to_string() const {
+  return str(kernel_name(kernel), " ", input.name(), " -> ", format.to_string(), " ", arch);
+}
+
+KernelSpec ActQuantConfig::spec() const {
+  const int granularity = format.scale_kind == ActScaleKind::kToken   ? 1
+                          : format.scale_kind == ActScaleKind::kGroup ? 2
+                                                                      : 3;
+  KernelSpec s;
+  s.family = "act_quant";
+  s.config = to_string();
+  s.arch = arch;
+  s.threads = 256;
+  s.source = str("#include \"act_quant/act_quant.cuh\"\nstruct Cfg {\n",
+                 "  static constexpr qgemm::Elem kIn = ",
+                 input == DType::bf16() ? "qgemm::Elem::kBf16" : "qgemm::Elem::kFp16", ";\n",
+                 code_fields("Code", act_code(format.type)),
+                 code_fields("Scale", act_code(format.scale_type)),
+                 "  static constexpr int kGranularity = ", granularity,
+                 ";\n  static constexpr int kGroup = ", std::max(format.group_k, 1),
+                 ";\n  static constexpr bool kGlobal = ", format.global_scale ? "true" : "false",
+                 ";\n};\ntemplate __global__ void qgemm::", kernel_name(kernel),
+                 "<Cfg>(const qgemm::ActQuantParams);\n");
+  s.name_expression = str("&qgemm::", kernel_name(kernel), "<Cfg>");
+  return s;
+}
+
+Expected<GpuActQuantizer> GpuActQuantizer::create(const ActFormat& format, DType input,
+                                                  const std::string& arch) {
+  if (!format.is_quantized())
+    return invalid_argument(str("GpuActQuantizer: ", format.to_string(), " is not quantized"));
+  if (!(input == DType::bf16() || input == DType::fp16()))
+    return invalid_argument(
+        str("GpuActQuantizer: input type ", input.name(), " is not supported; accepted: bf16, fp16"));
+  if (format.type.bits > 8)
+    return invalid_argument(str("GpuActQuantizer: ", format.type.name(), " codes are not 1 byte"));
+  GpuActQuantizer q;
+  q.format_ = format;
+  q.input_ = input;
+  ActQuantConfig c{format, input, arch, ActQuantConfig::Kernel::kQuantize};
+  auto quantize = get_kernel(c.spec());
+  if (!quantize) return quantize.status();
+  q.quantize_ = *quantize;
+  c.kernel = ActQuantConfig::Kernel::kDequantize;
+  auto dequantize = get_kernel(c.spec());
+  if (!dequantize) return dequantize.status();
+  q.dequantize_ = *dequantize;
+  if (needs_amax(format)) {
+    c.kernel = ActQuantConfig::Kernel::kAmax;
+    auto amax = get_kernel(c.spec());
+    if (!amax) return amax.status();
+    q.amax_ = *amax;
+  }
+  return q;
+}
+
+size_t GpuActQuantizer::scratch_bytes(const ActFormat& format) {
+  return needs_amax(format) ? 16 : 0;
+}
+
+Status GpuActQuantizer::quantize(const void* a, int64_t lda, int64_t m, int64_t k,
+                                 const DeviceActs& out, void* scratch, CUstream stream) const {
+  if (m <= 0) return Status();
+  ActQuantParams p{};
+  p.a = static_cast<const u16*>(a);
+  p.q = out.q;
+  p.scales = out.scales;
+  p.global = out.global;
+  p.amax = static_cast<u32*>(scratch);
+  p.m = static_cast<i32>(m);
+  p.k = static_cast<i32>(k);
+  p.lda = static_cast<i32>(lda);
+  p.ldq = static_cast<i32>(out.ldq);
+  p.scale_cols = static_cast<i32>(std::max<int64_t>(format_.scale_cols(k), 1));
+  p.vec = k % 8 == 0 && lda % 8 == 0 && out.ldq % 8 == 0 &&
+          reinterpret_cast<uintptr_t>(a) % 16 == 0 &&
+          reinterpret_cast<uintptr_t>(out.q) % 8 == 0;
+  const int64_t flat_ctas = std::clamp<int64_t>((m * k / 8 + 255) / 256, 1, kMaxFlatCtas);
+  if (needs_amax(format_)) {
+    auto driver = cuda_driver();
+    if (!driver) return driver.status();
+    QGEMM_CU(*driver, cuMemsetD32Async, reinterpret_cast<CUdeviceptr>(scratch), 0, 1, stream);
+    QGEMM_RETURN_IF_ERROR(launch(amax_, static_cast<unsigned>(flat_ctas), 1, 1, p, stream));
+  }
+  const int64_t ctas = format_.scale_kind == ActScaleKind::kGroup
+                           ? flat_ctas
+                           : std::min<int64_t>(m, kMaxRowCtas);
+  return launch(quantize_, static_cast<unsigned>(ctas), 1, 1, p, stream);
+}
+
+Status GpuActQuantizer::dequantize(const DeviceActs& in, int64_t m, int64_t k, void* out,
+                                   int64_t ldo, CUstream stream) const {
+  if (m <= 0) return Status();
+  ActQuantParams p{};
+  p.q = in.q;
+  p.scales = in.scales;
+  p.global = in.global;
+  p.out = static_cast<u16*>(out);
+  p.m = static_cast<i32>(m);
+  p.k = static_cast<i32>(k);
+  p.lda = static_cast<i32>(ldo);
+  p.ldq = static_cast<i32>(in.ldq);
+  p.scale_cols = static_cast<i32>(std::max<int64_t>(format_.scale_cols(k), 1));
+  const int64_t ctas = std::clamp<int64_t>((m * k + 255) / 256, 1, kMaxFlatCtas);
+  return launch(dequantize_, static_cast<unsigned>(ctas), 1, 1, p, stream);
+}
+
+size_t act_workspace_bytes(const ActFormat& format, int64_t m, int64_t k) {
+  if (!format.is_quantized() || m <= 0) return 0;
+  const int64_t ldq = align16(k);
+  const int64_t scales = format.scale_kind == ActScaleKind::kTensor ? 1 : m * format.scale_cols(k);
+  return static_cast<size_t>(align16(m * ldq) + align16(scales * 4) + 16 +
+                             GpuActQuantizer::scratch_bytes(format));
+}
+
+DeviceActs carve_act_workspace(void* base, const ActFormat& format, int64_t m, int64_t k,
+                               void** scratch) {
+  auto* p = static_cast<uint8_t*>(base);
+  DeviceActs d;
+  d.ldq = align16(k);
+  d.q = p;
+  p += align16(m * d.ldq);
+  d.scales = reinterpret_cast<float*>(p);
+  const int64_t scales = format.scale_kind == ActScaleKind::kTensor ? 1 : m * format.scale_cols(k);
+  p += align16(scales * 4);
+  d.global = format.global_scale ? reinterpret_cast<float*>(p) : nullptr;
+  p += 16;
+  *scratch = p;
+  return d;
+}
+
+}  // namespace qgemm
