@@ -1,6 +1,7 @@
 #include "backend/backend.h"
 #include "backend/cublaslt_library.h"
 #include "backend/jit_layer.h"
+#include "families/dense_act8.h"
 #include "jit/nvrtc_library.h"
 #include "plan/jit_kernel_plan.h"
 #include "util/error.h"
@@ -13,10 +14,15 @@ class JitBackend final : public Backend {
   BackendKind kind() const override { return BackendKind::kJit; }
 
   Support supports(const LayerProblem& p) const override {
-    if (Support s = single_gpu_layer_support(
-            p, "the jit kernels take fp16/bf16 activations in this version");
-        !s.ok)
+    if (Support s = single_gpu_layer_support(p, ""); !s.ok) return s;
+    if (p.act.is_quantized()) {
+      if (auto nvrtc = nvrtc_library(); !nvrtc) return Support::no(nvrtc.status().message());
+      Support s = dense_act8_supports(p.weight, p.act, p.out, p.device_info);
+      if (!s.ok)
+        return Support::no(str("activations ", p.act.to_string(), ": ", s.reason,
+                               "; the other jit kernels take fp16/bf16 activations"));
       return s;
+    }
     if (!(p.act.type == DType::fp16() || p.act.type == DType::bf16()))
       return Support::no(str("activation type ", p.act.type.name(), " is not fp16/bf16"));
     if (auto nvrtc = nvrtc_library(); !nvrtc) return Support::no(nvrtc.status().message());
@@ -28,6 +34,7 @@ class JitBackend final : public Backend {
 
   Expected<std::unique_ptr<PreparedLayer>> build(const QuantizedWeight& w,
                                                  const LayerProblem& p) const override {
+    if (p.act.is_quantized()) return build_dense_act8_layer(w, p);
     auto plan = plan_jit_kernels(p.n, p.k, p.weight, p.act.type, p.out, p.device_info,
                                  cublaslt_library().ok(), p.tuning_table);
     if (!plan) return plan.status();

@@ -68,4 +68,16 @@ Status encode_tma_maps(const MmaGemmConfig& c, const MmaGemmParams& p, MmaGemmMa
   return Status();
 }
 
+Status encode_tma_bytes_sw128(const void* base, int64_t row_bytes, int64_t rows, int64_t pitch,
+                              int box_bytes, int box_rows, TmaMap* map) {
+  if (reinterpret_cast<uintptr_t>(base) % 16 != 0 || pitch % 16 != 0 || rows < 1 || row_bytes < 1)
+    return invalid_argument(str("TMA byte map: needs a 16-byte aligned base and pitch (base=", base,
+                                ", pitch=", pitch, ") and a non-empty tensor (", rows, " x ",
+                                row_bytes, ")"));
+  auto driver = cuda_driver();
+  if (!driver) return driver.status();
+  return encode_2d(**driver, CU_TENSOR_MAP_DATA_TYPE_UINT8, base, row_bytes, rows, pitch, box_bytes,
+                   box_rows, CU_TENSOR_MAP_SWIZZLE_128B, map);
+}
+
 }  // namespace qgemm

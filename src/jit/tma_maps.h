@@ -18,4 +18,10 @@ namespace qgemm {
 /// Positions outside a tensor read as zeros.
 Status encode_tma_maps(const MmaGemmConfig& config, const MmaGemmParams& p, MmaGemmMaps* maps);
 
+/// A map of `rows` rows of `row_bytes` one-byte elements, `pitch` bytes apart (16-byte aligned
+/// base and pitch), in boxes of `box_bytes` (128: the swizzle's row) by `box_rows`, in the
+/// 128-byte swizzle wgmma reads. Positions outside the tensor read as zeros.
+Status encode_tma_bytes_sw128(const void* base, int64_t row_bytes, int64_t rows, int64_t pitch,
+                              int box_bytes, int box_rows, TmaMap* map);
+
 }  // namespace qgemm

@@ -1,0 +1,270 @@
+// GEMM on 8-bit activations (sm_90a): e4m3 x e4m3 (W8A8 FP8, DeepSeek's block FP8) and
+// int8 x int8 (W8A8 INT8) on wgmma, C = A . W^T.
+//
+// Swap A/B, as the 16-bit families: the kernel computes C^T = W . A^T, so 64 weight rows per
+// consumer warpgroup are wgmma's M side and the CTA's kBN tokens its N side (8 .. 256): a batch
+// of one token reads the weights once. Both operands come from shared memory: weight codes need
+// no decoding, so TMA copies them (and the activation codes) straight from global memory in
+// 128-K stages, each a 128-byte swizzle row. One producer warpgroup fills the ring, two consumer
+// warpgroups (rows 0..63 and 64..127 of the CTA's 128) multiply; stages pass on mbarriers.
+//
+// Accumulation: each stage's four k32 wgmmas write fresh per-stage sums, which the consumer
+// then adds into fp32 accumulators, times the stage's block scales where the formats have them
+// (128 x 128 weight blocks, groups of 128 activations). Adding every 128 K in fp32 keeps long K
+// accurate (the tensor cores' own FP8 accumulation keeps fewer bits); int8 stage sums are exact
+// integers below 2^24, so they convert to fp32 exactly. Channel, tensor and token scales multiply
+// once in the epilogue. K splits (gridDim.z > 1) write fp32 partials; the last split of a tile
+// to arrive sums them in split order (deterministic) and stores C.
+#pragma once
+
+#include "common/base.cuh"
+#include "dense_act8/dense_act8_params.cuh"
+#include "ptx/cp_async.cuh"
+#include "ptx/grid_dependency.cuh"
+#include "ptx/half2.cuh"
+#include "ptx/mbarrier.cuh"
+#include "ptx/tma.cuh"
+#include "ptx/wgmma.cuh"
+#include "ptx/wgmma_ss8.cuh"
+
+namespace qgemm {
+
+/// Cfg: kInt8, kBlockN (tokens per CTA), kStages, kWeightScale (0 tensor, 1 channel, 2 blocks
+/// of 128 x 128), kActScale (0 tensor, 1 token, 2 groups of 128), kOut (Elem).
+template <class Cfg>
+struct DenseAct8 {
+  static constexpr bool kInt8 = Cfg::kInt8;
+  static constexpr int kBN = Cfg::kBlockN;
+  static constexpr int kFrags = kBN / 8;
+  static constexpr int kRows = 128;  // weight rows per CTA: two consumer warpgroups of 64
+  static constexpr int kStageK = 128;
+  static constexpr int kWeightBytes = kRows * kStageK;
+  static constexpr int kActBytes = kBN * kStageK;
+  static constexpr int kStageBytes = kWeightBytes + kActBytes;
+  static constexpr bool kWeightBlocks = Cfg::kWeightScale == 2;
+  static constexpr bool kActGroups = Cfg::kActScale == 2;
+  static constexpr bool kStageScales = kWeightBlocks || kActGroups;
+  // Per stage: kBN activation scales and the weight block's scale.
+  static constexpr int kScaleFloats = kBN + 4;
+  static constexpr int kThreads = 384;
+  static constexpr int kConsumerThreads = 256;
+  // + 1024: the launch aligns dynamic shared memory less than the swizzle needs; run() rounds
+  // the base up.
+  static constexpr int kSmemBytes =
+      Cfg::kStages * (kStageBytes + kScaleFloats * 4) + 2 * Cfg::kStages * 8 + 16 + 1024;
+
+  static_assert(kBN % 8 == 0 && kBN >= 8 && kBN <= 256, "tokens per CTA: 8 .. 256, by 8");
+  static_assert(kActBytes % 1024 == 0, "stage tiles start 1024-byte aligned (the swizzle)");
+  static_assert(Cfg::kStages >= 2, "the ring needs two stages");
+
+  struct Smem {
+    u8* stage(int s) const { return base + s * kStageBytes; }
+    float* scales(int s) const {
+      return reinterpret_cast<float*>(base + Cfg::kStages * kStageBytes) + s * kScaleFloats;
+    }
+    u64* full() const {
+      return reinterpret_cast<u64*>(base + Cfg::kStages * (kStageBytes + kScaleFloats * 4));
+    }
+    u64* empty() const { return full() + Cfg::kStages; }
+    int* flag() const { return reinterpret_cast<int*>(empty() + Cfg::kStages); }
+    u8* base;
+  };
+
+  struct Work {
+    int n0, m0, stage_begin, iters;
+  };
+
+  static QGEMM_DEVICE Work make_work(const DenseAct8Params& p) {
+    const int splits = gridDim.z, z = blockIdx.z;
+    const int begin = static_cast<int>(static_cast<i64>(z) * p.k_stages / splits);
+    const int end = static_cast<int>(static_cast<i64>(z + 1) * p.k_stages / splits);
+    return {static_cast<int>(blockIdx.x) * kRows, static_cast<int>(blockIdx.y) * kBN, begin,
+            end - begin};
+  }
+
+  static QGEMM_DEVICE void sync_consumers() {
+    asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumerThreads) : "memory");
+  }
+
+  /// The producer warpgroup: thread 0 issues each stage's two TMA boxes; with stage scales,
+  /// every producer thread copies some of them into the stage's scale slot and arrives.
+  static QGEMM_DEVICE void produce(const DenseAct8Params& p, const DenseAct8Maps* maps,
+                                   const Work& w, const Smem& sm, int tid) {
+    for (int it = 0; it < w.iters; ++it) {
+      const int s = it % Cfg::kStages;
+      if (it >= Cfg::kStages) mbarrier_wait(&sm.empty()[s], (it / Cfg::kStages - 1) & 1);
+      const int kb = w.stage_begin + it;
+      if (tid == 0) {
+        mbarrier_arrive_expect_tx(&sm.full()[s], kStageBytes);
+        tma_load_2d(sm.stage(s), &maps->w, kb * kStageK, w.n0, &sm.full()[s]);
+        tma_load_2d(sm.stage(s) + kWeightBytes, &maps->a, kb * kStageK, w.m0, &sm.full()[s]);
+      }
+      if constexpr (kStageScales) {
+        float* slot = sm.scales(s);
+        if constexpr (kActGroups)
+          for (int t = tid; t < kBN; t += 128) {
+            const int token = w.m0 + t;
+            slot[t] = token < p.m ? p.a_scale[static_cast<i64>(token) * p.a_scale_cols + kb] : 0.0f;
+          }
+        if constexpr (kWeightBlocks)
+          if (tid == 0) slot[kBN] = p.w_scale[(w.n0 / 128) * p.w_scale_cols + kb];
+        mbarrier_arrive(&sm.full()[s]);
+      }
+    }
+  }
+
+  /// acc += this stage's sums (times its block scales).
+  static QGEMM_DEVICE void promote(float (&acc)[4 * kFrags], const Acc8<kFrags>& part,
+                                   const float* slot, int lane) {
+    const float w = kWeightBlocks ? slot[kBN] : 1.0f;
+#pragma unroll
+    for (int j = 0; j < kFrags; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int token = 8 * j + 2 * (lane % 4) + h;
+        const float f = kActGroups ? w * slot[token] : w;
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          const int i = 4 * j + 2 * r + h;
+          const float v = kInt8 ? static_cast<float>(static_cast<i32>(part.r[i]))
+                                : __uint_as_float(part.r[i]);
+          acc[i] = kStageScales ? fmaf(v, f, acc[i]) : acc[i] + v;
+        }
+      }
+  }
+
+  /// The consumer warpgroup `wg` (rows 64 wg .. 64 wg + 63 of the tile): returns its sums.
+  static QGEMM_DEVICE void consume(const Work& w, const Smem& sm, int wg, int lane,
+                                   float (&acc)[4 * kFrags]) {
+#pragma unroll
+    for (int i = 0; i < 4 * kFrags; ++i) acc[i] = 0.0f;
+    Acc8<kFrags> part;
+    for (int it = 0; it < w.iters; ++it) {
+      const int s = it % Cfg::kStages;
+      mbarrier_wait(&sm.full()[s], (it / Cfg::kStages) & 1);
+      const u64 da = wgmma_desc_sw128(smem_addr(sm.stage(s) + wg * 64 * kStageK));
+      const u64 db = wgmma_desc_sw128(smem_addr(sm.stage(s) + kWeightBytes));
+      wgmma_fence();
+      // +32 bytes along K per k32 step: +2 in the descriptor's address field (bytes >> 4).
+      wgmma_ss8<kInt8, false>(part, da, db);
+      wgmma_ss8<kInt8, true>(part, da + 2, db + 2);
+      wgmma_ss8<kInt8, true>(part, da + 4, db + 4);
+      wgmma_ss8<kInt8, true>(part, da + 6, db + 6);
+      wgmma_commit();
+      wgmma_wait<0>();
+      wgmma_pin(part);
+      promote(acc, part, sm.scales(s), lane);
+      __syncwarp();
+      if (lane == 0) mbarrier_arrive(&sm.empty()[s]);
+    }
+  }
+
+  /// Weight row and token of accumulator register i of this thread.
+  static QGEMM_DEVICE int row_of(const Work& w, int wg, int warp, int lane, int i) {
+    return w.n0 + wg * 64 + warp * 16 + lane / 4 + 8 * ((i % 4) / 2);
+  }
+  static QGEMM_DEVICE int token_of(const Work& w, int lane, int i) {
+    return w.m0 + 8 * (i / 4) + 2 * (lane % 4) + (i % 2);
+  }
+
+  static QGEMM_DEVICE float out_value(const DenseAct8Params& p, int row, int token, float v) {
+    if constexpr (Cfg::kWeightScale == 1) v *= p.w_scale[row];
+    if constexpr (Cfg::kWeightScale == 0) v *= p.w_scale[0];
+    if constexpr (Cfg::kActScale == 1) v *= p.a_scale[token];
+    if constexpr (Cfg::kActScale == 0) v *= p.a_scale[0];
+    if (p.bias != nullptr) {
+      if constexpr (Cfg::kOut == Elem::kFp32)
+        v += static_cast<const float*>(p.bias)[row];
+      else
+        v += half_to_float<Cfg::kOut>(static_cast<const u16*>(p.bias)[row]);
+    }
+    return v;
+  }
+
+  static QGEMM_DEVICE void store(const DenseAct8Params& p, int row, int token, float v) {
+    const i64 at = static_cast<i64>(token) * p.ldc + row;
+    if constexpr (Cfg::kOut == Elem::kFp32)
+      static_cast<float*>(p.c)[at] = v;
+    else
+      static_cast<u16*>(p.c)[at] = static_cast<u16>(pack_half2<Cfg::kOut>(v, 0.0f) & 0xffffu);
+  }
+
+  /// Split-K: publish this split's sums; the tile's last split to arrive replaces acc by the
+  /// sum of every split's (its own included) in split order and returns true.
+  static QGEMM_DEVICE bool sum_splits(const DenseAct8Params& p, const Work& w, const Smem& sm,
+                                      int wg, int warp, int lane, int ctid,
+                                      float (&acc)[4 * kFrags]) {
+    const i64 plane = static_cast<i64>(p.m) * p.n;
+    float* mine = p.partials + blockIdx.z * plane;
+#pragma unroll
+    for (int i = 0; i < 4 * kFrags; ++i) {
+      const int row = row_of(w, wg, warp, lane, i), token = token_of(w, lane, i);
+      if (row < p.n && token < p.m) mine[static_cast<i64>(token) * p.n + row] = acc[i];
+    }
+    __threadfence();
+    sync_consumers();
+    i32* counter = p.counters + blockIdx.y * gridDim.x + blockIdx.x;
+    if (ctid == 0) {
+      const int arrived = atomicAdd(counter, 1);
+      const bool last = arrived == static_cast<int>(gridDim.z) - 1;
+      if (last) *counter = 0;  // ready for the next launch
+      *sm.flag() = last;
+    }
+    sync_consumers();
+    if (!*sm.flag()) return false;
+    __threadfence();
+#pragma unroll
+    for (int i = 0; i < 4 * kFrags; ++i) {
+      const int row = row_of(w, wg, warp, lane, i), token = token_of(w, lane, i);
+      float sum = 0.0f;
+      if (row < p.n && token < p.m)
+        for (int z = 0; z < static_cast<int>(gridDim.z); ++z)
+          sum += __ldcg(p.partials + z * plane + static_cast<i64>(token) * p.n + row);
+      acc[i] = sum;
+    }
+    return true;
+  }
+
+  static QGEMM_DEVICE void run(const DenseAct8Params& p, const DenseAct8Maps* maps, u8* smem) {
+    const Smem sm{smem + ((1024 - (smem_addr(smem) & 1023)) & 1023)};
+    const Work w = make_work(p);
+    if (threadIdx.x == 0) {
+      for (int s = 0; s < Cfg::kStages; ++s) {
+        mbarrier_init(&sm.full()[s], kStageScales ? 1 + 128 : 1);
+        mbarrier_init(&sm.empty()[s], kConsumerThreads / 32);  // every consumer warp
+      }
+    }
+    __syncthreads();
+    const int warpgroup = threadIdx.x / 128;
+    if (warpgroup == 0) {
+      setmaxnreg_dec<40>();
+      allow_dependent_launch();
+      grid_dependency_wait();  // the activations (and their scales) may come from the kernel before
+      produce(p, maps, w, sm, threadIdx.x);
+      return;
+    }
+    setmaxnreg_inc<232>();
+    allow_dependent_launch();
+    const int wg = warpgroup - 1, ctid = threadIdx.x - 128;
+    const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+    float acc[4 * kFrags];
+    consume(w, sm, wg, lane, acc);
+    grid_dependency_wait();  // before writing C, partials or counters
+    if (gridDim.z > 1 && !sum_splits(p, w, sm, wg, warp, lane, ctid, acc)) return;
+#pragma unroll
+    for (int i = 0; i < 4 * kFrags; ++i) {
+      const int row = row_of(w, wg, warp, lane, i), token = token_of(w, lane, i);
+      if (row < p.n && token < p.m) store(p, row, token, out_value(p, row, token, acc[i]));
+    }
+  }
+};
+
+/// The kernel NVRTC instantiates for each Cfg of the family.
+template <class Cfg>
+__global__ void __launch_bounds__(384, 1)
+    dense_act8_kernel(const DenseAct8Params p, const __grid_constant__ DenseAct8Maps maps) {
+  extern __shared__ __align__(1024) u8 smem[];
+  DenseAct8<Cfg>::run(p, &maps, smem);
+}
+
+}  // namespace qgemm

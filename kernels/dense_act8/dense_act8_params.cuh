@@ -1,0 +1,31 @@
+// Arguments of the 8-bit-activation GEMM kernel; plain data shared with the host launcher.
+#pragma once
+
+#include "common/base.cuh"
+#include "dense/mma_gemm_params.cuh"
+
+namespace qgemm {
+
+/// The TMA tensor maps of a launch: the weight codes [n][k] and the activation codes [m][k],
+/// one byte each, in boxes of one 128-K stage (128 weight rows, the tile's tokens) in the
+/// 128-byte swizzle wgmma reads.
+struct DenseAct8Maps {
+  TmaMap w, a;
+};
+
+/// Kernel arguments (passed by value). Scales are fp32:
+///   w_scale: channel [n], tensor [1], or 128 x 128 blocks [ceil(n / 128)][w_scale_cols]
+///   a_scale: token [m], tensor [1], or groups of 128 [m][a_scale_cols]
+struct DenseAct8Params {
+  const float* w_scale;
+  const float* a_scale;
+  const void* bias;  ///< [n] in the output type, or null
+  void* c;           ///< [m][ldc] output
+  float* partials;   ///< [splits][m][n] when gridDim.z > 1
+  i32* counters;     ///< one per (x, y) CTA tile, zero between launches, when gridDim.z > 1
+  i32 m, n, k, ldc;
+  i32 k_stages;      ///< 128-K stages along K; split z takes [z S / splits, (z + 1) S / splits)
+  i32 w_scale_cols, a_scale_cols;
+};
+
+}  // namespace qgemm

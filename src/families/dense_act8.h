@@ -1,0 +1,48 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "backend/backend.h"
+#include "jit/kernel_spec.h"
+#include "qgemm/device.h"
+#include "qgemm/format.h"
+
+namespace qgemm {
+
+/// One kernel of the 8-bit-activation family (kernels/dense_act8/): e4m3 x e4m3 or int8 x int8
+/// on sm_90a wgmma, both operands by TMA.
+struct DenseAct8Config {
+  bool int8 = false;
+  int block_n = 128;     ///< tokens per CTA (8 .. 256, by 8)
+  int stages = 6;        ///< 128-K stages in the ring
+  int weight_scale = 1;  ///< 0 tensor, 1 channel, 2 blocks of 128 x 128
+  int act_scale = 1;     ///< 0 tensor, 1 token, 2 groups of 128
+  DType out = DType::bf16();
+  std::string arch = "sm_90a";
+
+  /// The config for a layer of these formats at up to m tokens (its M bucket).
+  static DenseAct8Config for_layer(const WeightFormat& weight, const ActFormat& act, DType out,
+                                   const std::string& arch, int64_t m);
+  std::string to_string() const;
+  KernelSpec spec() const;
+  int smem_bytes() const;
+  friend bool operator==(const DenseAct8Config&, const DenseAct8Config&) = default;
+};
+
+/// Whether the family runs this layer; why not.
+Support dense_act8_supports(const WeightFormat& weight, const ActFormat& act, DType out,
+                            const DeviceInfo& device);
+
+/// Tokens per CTA for a batch of m tokens: the smallest tile that holds them, up to 128.
+int dense_act8_block_n(int64_t m);
+
+/// K splits of an n x k layer at m tokens on `sms` SMs: enough CTAs for one wave (one CTA per
+/// SM), each split keeping at least four stages.
+int dense_act8_splits(int64_t n, int64_t m, int64_t k, int block_n, int sms);
+
+/// A layer with quantized activations on the family's kernels (backend "jit").
+Expected<std::unique_ptr<PreparedLayer>> build_dense_act8_layer(const QuantizedWeight& weight,
+                                                                const LayerProblem& problem);
+
+}  // namespace qgemm
