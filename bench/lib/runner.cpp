@@ -12,18 +12,18 @@
 #include "backend/device_buffer.h"
 #include "bench/lib/device_data.h"
 #include "bench/lib/gpu_timer.h"
+#include "bench/lib/layer_memory.h"
 #include "bench/lib/sampling.h"
 #include "format/half.h"
 #include "jit/kernel_loader.h"
 #include "plan/jit_kernel_plan.h"
 #include "qgemm/linear.h"
 #include "qgemm/reference.h"
+#include "util/error.h"
 #include "util/parallel.h"
 #include "util/progress.h"
-#include "util/error.h"
 #include "util/random.h"
 #include "util/settings.h"
-#include "bench/lib/layer_memory.h"
 
 namespace qgemm::bench {
 namespace {
@@ -146,16 +146,19 @@ Status measure_linear(Case& c, LinearSet& set, const Recipe& recipe, ResultRow& 
   const DeviceMemoryTaken taken;  // by this run's buffers
   auto a = DeviceBuffer::upload(c.a.data.data(), c.a.data.size());
   auto a_scales = DeviceBuffer::upload(c.a.scales.data(), c.a.scales.size() * 4);
+  auto a_global = DeviceBuffer::upload(c.a.global.data(), c.a.global.size() * 4);
   const size_t out_bytes = size_t(c.a.m) * c.w.n * ((c.out.bits + 7) / 8);
   auto out = DeviceBuffer::allocate(out_bytes);
   auto ws = DeviceBuffer::allocate(std::max<size_t>(set.layers[0].workspace_bytes(c.a.m), 1));
-  for (auto* b : {&a, &a_scales, &out, &ws})
+  for (auto* b : {&a, &a_scales, &a_global, &out, &ws})
     if (!*b) return b->status();
   QGEMM_CU(d, cuMemsetD8, out->ptr(), 0xff, out_bytes);
   auto args_for = [&](CUstream stream) {
     LinearArgs args = device_linear_args(c.a.m, *a, *out, *ws, stream);
     if (c.a.format.is_quantized())
-      args.a_scales = ActScales::of(c.a.format, static_cast<const float*>(a_scales->get()));
+      args.a_scales =
+          ActScales::of(c.a.format, static_cast<const float*>(a_scales->get()),
+                        c.a.global.empty() ? nullptr : static_cast<const float*>(a_global->get()));
     return args;
   };
   // First call at this M: one synchronous run, then the correctness check on its output.
@@ -325,7 +328,9 @@ Status measure_cpu(Case& c, const Recipe& recipe, ResultRow& row) {
       LinearArgs args;
       args.m = c.a.m;
       args.a = c.a.data.data();
-      if (!c.a.scales.empty()) args.a_scales = ActScales::of(c.a.format, c.a.scales.data());
+      if (!c.a.scales.empty())
+        args.a_scales = ActScales::of(c.a.format, c.a.scales.data(),
+                                      c.a.global.empty() ? nullptr : c.a.global.data());
       args.c = out.data();
       return layer->run(args);
     };

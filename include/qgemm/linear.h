@@ -28,7 +28,7 @@ const char* backend_name(BackendKind kind);
 
 /// How a Linear layer is built.
 struct LinearOptions {
-  ActFormat act;              ///< format of the activations the layer multiplies
+  ActFormat act;  ///< format of the activations the layer multiplies
   /// Quantized `act` only: the type of 16-bit activations passed to run() without scales,
   /// which the layer then quantizes itself (bf16 or fp16).
   DType input = DType::bf16();
@@ -75,12 +75,12 @@ struct ActScales {
 /// on a GPU layer and host pointers on a host layer (device -1).
 struct LinearArgs {
   int64_t m = 0;
-  const void* a = nullptr;          ///< [m, K] row-major: codes of LinearOptions::act, or
-                                    ///< 16-bit values of LinearOptions::input (no a_scales)
-  ActScales a_scales;               ///< quantized activations only
-  const void* bias = nullptr;       ///< optional [N] in the output type
-  void* c = nullptr;                ///< [m, N] row-major, output type
-  void* workspace = nullptr;        ///< at least workspace_bytes(m) bytes, or null if that is 0
+  const void* a = nullptr;     ///< [m, K] row-major: codes of LinearOptions::act, or
+                               ///< 16-bit values of LinearOptions::input (no a_scales)
+  ActScales a_scales;          ///< quantized activations only
+  const void* bias = nullptr;  ///< optional [N] in the output type
+  void* c = nullptr;           ///< [m, N] row-major, output type
+  void* workspace = nullptr;   ///< at least workspace_bytes(m) bytes, or null if that is 0
   size_t workspace_bytes = 0;
   Stream stream = nullptr;
 };

@@ -23,16 +23,16 @@ template <class Cfg>
 struct ActQuant {
   static constexpr ActCode kCode{Cfg::kCodeKind, Cfg::kCodeBits, Cfg::kCodeExp, Cfg::kCodeMan,
                                  Cfg::kCodeFlavor};
-  static constexpr ActCode kScale{Cfg::kScaleKind, Cfg::kScaleBits, Cfg::kScaleExp,
-                                  Cfg::kScaleMan, Cfg::kScaleFlavor};
+  static constexpr ActCode kScale{Cfg::kScaleKind, Cfg::kScaleBits, Cfg::kScaleExp, Cfg::kScaleMan,
+                                  Cfg::kScaleFlavor};
   static constexpr int kThreads = 256;
   static constexpr bool kToken = Cfg::kGranularity == 1;
   static constexpr bool kGroupScales = Cfg::kGranularity == 2;
   static constexpr bool kTensor = Cfg::kGranularity == 3;
   // Lanes of an 8-element-chunk group; shuffles reduce groups of 1..32 lanes.
   static constexpr int kGroupLanes = Cfg::kGroup / 8;
-  static constexpr bool kShuffleGroups = kGroupScales && Cfg::kGroup % 8 == 0 &&
-                                         kGroupLanes <= 32 && (32 % kGroupLanes) == 0;
+  static constexpr bool kShuffleGroups =
+      kGroupScales && Cfg::kGroup % 8 == 0 && kGroupLanes <= 32 && (32 % kGroupLanes) == 0;
 
   static QGEMM_DEVICE float in(u16 h) { return half_to_float<Cfg::kIn>(h); }
 

@@ -66,7 +66,8 @@ QGEMM_HOST_DEVICE float act_float_max(const ActCode& t) {
 
 /// The largest |value| symmetric quantization maps amax to (qgemm::element_range).
 QGEMM_HOST_DEVICE float act_range(const ActCode& t) {
-  if (t.kind == ActCode::kSigned) return t.bits > 1 ? static_cast<float>((1 << (t.bits - 1)) - 1) : 1.0f;
+  if (t.kind == ActCode::kSigned)
+    return t.bits > 1 ? static_cast<float>((1 << (t.bits - 1)) - 1) : 1.0f;
   if (t.kind == ActCode::kUnsigned) return static_cast<float>((1 << t.bits) - 1);
   return act_float_max(t);
 }
@@ -116,8 +117,8 @@ QGEMM_HOST_DEVICE u32 act_encode(float a, float divisor, const ActCode& t) {
   const float q = QGEMM_FDIV(a, divisor);
   if (t.kind != ActCode::kFloat) {
     const float lo = t.kind == ActCode::kSigned ? -ldexpf(1.0f, t.bits - 1) : 0.0f;
-    const float hi = t.kind == ActCode::kSigned ? ldexpf(1.0f, t.bits - 1) - 1.0f
-                                                : ldexpf(1.0f, t.bits) - 1.0f;
+    const float hi =
+        t.kind == ActCode::kSigned ? ldexpf(1.0f, t.bits - 1) - 1.0f : ldexpf(1.0f, t.bits) - 1.0f;
     const float v = rintf(q < lo ? lo : (q > hi ? hi : q));
     return static_cast<u32>(static_cast<i32>(v)) & ((1u << t.bits) - 1u);
   }

@@ -7,12 +7,12 @@ namespace qgemm {
 
 /// One quantization (or, for act_dequantize_kernel, expansion) of activations [m, k].
 struct ActQuantParams {
-  const u16* a;    ///< [m][lda] fp16/bf16 input
-  u8* q;           ///< [m][ldq] codes, one byte each (act_dequantize_kernel reads them)
-  u16* out;        ///< act_dequantize_kernel: [m][lda] fp16/bf16 values of the codes
-  float* scales;   ///< [m][scale_cols] token or group scales, [1] a tensor scale
-  float* global;   ///< [1] the global scale of formats that have one, else null
-  u32* amax;       ///< [1] the tensor's max |a| as fp32 bits: zero before act_amax_kernel
+  const u16* a;   ///< [m][lda] fp16/bf16 input
+  u8* q;          ///< [m][ldq] codes, one byte each (act_dequantize_kernel reads them)
+  u16* out;       ///< act_dequantize_kernel: [m][lda] fp16/bf16 values of the codes
+  float* scales;  ///< [m][scale_cols] token or group scales, [1] a tensor scale
+  float* global;  ///< [1] the global scale of formats that have one, else null
+  u32* amax;      ///< [1] the tensor's max |a| as fp32 bits: zero before act_amax_kernel
   i32 m, k, lda, ldq;
   i32 scale_cols;  ///< scales per row (1 for token scales)
   i32 vec;         ///< 1: rows of a and q are 16- and 8-byte aligned and k % 8 == 0

@@ -126,36 +126,70 @@ struct DenseAct8 {
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
           const int i = 4 * j + 2 * r + h;
-          const float v = kInt8 ? static_cast<float>(static_cast<i32>(part.r[i]))
-                                : __uint_as_float(part.r[i]);
+          const float v =
+              kInt8 ? static_cast<float>(static_cast<i32>(part.r[i])) : __uint_as_float(part.r[i]);
           acc[i] = kStageScales ? fmaf(v, f, acc[i]) : acc[i] + v;
         }
       }
   }
 
+  /// Issues stage `it`'s four k32 wgmmas into `part` (overwriting it, or adding to it with
+  /// kAccumulate) and commits them.
+  template <bool kAccumulate>
+  static QGEMM_DEVICE void issue(const Smem& sm, int wg, int it, Acc8<kFrags>& part) {
+    const int s = it % Cfg::kStages;
+    mbarrier_wait(&sm.full()[s], (it / Cfg::kStages) & 1);
+    const u64 da = wgmma_desc_sw128(smem_addr(sm.stage(s) + wg * 64 * kStageK));
+    const u64 db = wgmma_desc_sw128(smem_addr(sm.stage(s) + kWeightBytes));
+    wgmma_fence();
+    // +32 bytes along K per k32 step: +2 in the descriptor's address field (bytes >> 4).
+    wgmma_ss8<kInt8, kAccumulate>(part, da, db);
+    wgmma_ss8<kInt8, true>(part, da + 2, db + 2);
+    wgmma_ss8<kInt8, true>(part, da + 4, db + 4);
+    wgmma_ss8<kInt8, true>(part, da + 6, db + 6);
+    wgmma_commit();
+  }
+
+  static QGEMM_DEVICE void release(const Smem& sm, int it, int lane) {
+    __syncwarp();
+    if (lane == 0) mbarrier_arrive(&sm.empty()[it % Cfg::kStages]);
+  }
+
+  // NOTE: int8 products sum exactly in s32 (|sum| <= 127 * 128 * K < 2^31 for K < 131072), so
+  // without stage scales the int8 tiles accumulate the whole K in the tensor cores' registers
+  // and keep one stage in flight while releasing the one before. Reading one set of stage sums
+  // while the next stage's wgmmas run would make ptxas serialize every wgmma (C7514), so the
+  // fp8 tiles wait for each stage before promoting it; the two consumer warpgroups keep the
+  // tensor cores busy in turn.
+  static constexpr bool kWholeKInRegisters = kInt8 && !kStageScales;
+
   /// The consumer warpgroup `wg` (rows 64 wg .. 64 wg + 63 of the tile): returns its sums.
   static QGEMM_DEVICE void consume(const Work& w, const Smem& sm, int wg, int lane,
                                    float (&acc)[4 * kFrags]) {
-#pragma unroll
-    for (int i = 0; i < 4 * kFrags; ++i) acc[i] = 0.0f;
     Acc8<kFrags> part;
-    for (int it = 0; it < w.iters; ++it) {
-      const int s = it % Cfg::kStages;
-      mbarrier_wait(&sm.full()[s], (it / Cfg::kStages) & 1);
-      const u64 da = wgmma_desc_sw128(smem_addr(sm.stage(s) + wg * 64 * kStageK));
-      const u64 db = wgmma_desc_sw128(smem_addr(sm.stage(s) + kWeightBytes));
-      wgmma_fence();
-      // +32 bytes along K per k32 step: +2 in the descriptor's address field (bytes >> 4).
-      wgmma_ss8<kInt8, false>(part, da, db);
-      wgmma_ss8<kInt8, true>(part, da + 2, db + 2);
-      wgmma_ss8<kInt8, true>(part, da + 4, db + 4);
-      wgmma_ss8<kInt8, true>(part, da + 6, db + 6);
-      wgmma_commit();
+    if constexpr (kWholeKInRegisters) {
+#pragma unroll
+      for (int i = 0; i < 4 * kFrags; ++i) part.r[i] = 0u;
+      for (int it = 0; it < w.iters; ++it) {
+        issue<true>(sm, wg, it, part);
+        wgmma_wait<1>();
+        if (it > 0) release(sm, it - 1, lane);
+      }
       wgmma_wait<0>();
       wgmma_pin(part);
-      promote(acc, part, sm.scales(s), lane);
-      __syncwarp();
-      if (lane == 0) mbarrier_arrive(&sm.empty()[s]);
+      if (w.iters > 0) release(sm, w.iters - 1, lane);
+#pragma unroll
+      for (int i = 0; i < 4 * kFrags; ++i) acc[i] = static_cast<float>(static_cast<i32>(part.r[i]));
+      return;
+    }
+#pragma unroll
+    for (int i = 0; i < 4 * kFrags; ++i) acc[i] = 0.0f;
+    for (int it = 0; it < w.iters; ++it) {
+      issue<false>(sm, wg, it, part);
+      wgmma_wait<0>();
+      wgmma_pin(part);
+      promote(acc, part, sm.scales(it % Cfg::kStages), lane);
+      release(sm, it, lane);
     }
   }
 

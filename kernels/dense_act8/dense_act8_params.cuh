@@ -24,7 +24,7 @@ struct DenseAct8Params {
   float* partials;   ///< [splits][m][n] when gridDim.z > 1
   i32* counters;     ///< one per (x, y) CTA tile, zero between launches, when gridDim.z > 1
   i32 m, n, k, ldc;
-  i32 k_stages;      ///< 128-K stages along K; split z takes [z S / splits, (z + 1) S / splits)
+  i32 k_stages;  ///< 128-K stages along K; split z takes [z S / splits, (z + 1) S / splits)
   i32 w_scale_cols, a_scale_cols;
 };
 

@@ -18,7 +18,8 @@ struct Acc8 {
 };
 
 // Operand lists of the accumulator registers of kFrags fragments ("+r": s32 or f32 bits).
-#define QGEMM_W8_F(i) "+r"(d.r[4 * i]), "+r"(d.r[4 * i + 1]), "+r"(d.r[4 * i + 2]), "+r"(d.r[4 * i + 3])
+#define QGEMM_W8_F(i) \
+  "+r"(d.r[4 * i]), "+r"(d.r[4 * i + 1]), "+r"(d.r[4 * i + 2]), "+r"(d.r[4 * i + 3])
 #define QGEMM_W8_O1 QGEMM_W8_F(0)
 #define QGEMM_W8_O2 QGEMM_W8_O1, QGEMM_W8_F(1)
 #define QGEMM_W8_O3 QGEMM_W8_O2, QGEMM_W8_F(2)
@@ -55,23 +56,22 @@ struct Acc8 {
 template <int kFrags>
 struct WgmmaSs8;
 
-#define QGEMM_WGMMA_SS8(FRAGS, N, DA, DB, SCALE_D)                                             \
-  template <>                                                                                  \
-  struct WgmmaSs8<FRAGS> {                                                                     \
-    template <bool kInt8, bool kAccumulate>                                                    \
-    static QGEMM_DEVICE void run(Acc8<FRAGS>& d, u64 da, u64 db) {                             \
-      if constexpr (kInt8)                                                                     \
-        asm volatile("wgmma.mma_async.sync.aligned.m64n" N "k32.s32.s8.s8 {" QGEMM_WG_D##FRAGS \
-                     "}, " DA ", " DB ", " SCALE_D ";\n"                                       \
-                     : QGEMM_W8_O##FRAGS                                                       \
-                     : "l"(da), "l"(db), "n"(kAccumulate ? 1 : 0));                            \
-      else                                                                                     \
-        asm volatile("wgmma.mma_async.sync.aligned.m64n" N                                     \
-                     "k32.f32.e4m3.e4m3 {" QGEMM_WG_D##FRAGS "}, " DA ", " DB ", " SCALE_D     \
-                     ", 1, 1;\n"                                                               \
-                     : QGEMM_W8_O##FRAGS                                                       \
-                     : "l"(da), "l"(db), "n"(kAccumulate ? 1 : 0));                            \
-    }                                                                                          \
+#define QGEMM_WGMMA_SS8(FRAGS, N, DA, DB, SCALE_D)                                                 \
+  template <>                                                                                      \
+  struct WgmmaSs8<FRAGS> {                                                                         \
+    template <bool kInt8, bool kAccumulate>                                                        \
+    static QGEMM_DEVICE void run(Acc8<FRAGS>& d, u64 da, u64 db) {                                 \
+      if constexpr (kInt8)                                                                         \
+        asm volatile("wgmma.mma_async.sync.aligned.m64n" N "k32.s32.s8.s8 {" QGEMM_WG_D##FRAGS     \
+                     "}, " DA ", " DB ", " SCALE_D ";\n"                                           \
+                     : QGEMM_W8_O##FRAGS                                                           \
+                     : "l"(da), "l"(db), "n"(kAccumulate ? 1 : 0));                                \
+      else                                                                                         \
+        asm volatile("wgmma.mma_async.sync.aligned.m64n" N "k32.f32.e4m3.e4m3 {" QGEMM_WG_D##FRAGS \
+                     "}, " DA ", " DB ", " SCALE_D ", 1, 1;\n"                                     \
+                     : QGEMM_W8_O##FRAGS                                                           \
+                     : "l"(da), "l"(db), "n"(kAccumulate ? 1 : 0));                                \
+    }                                                                                              \
   };
 QGEMM_WGMMA_SS8(1, "8", "%4", "%5", "%6")
 QGEMM_WGMMA_SS8(2, "16", "%8", "%9", "%10")

@@ -169,9 +169,9 @@ Status check_act_scales(const char* where, const ActFormat& act, const ActScales
     return Status();
   }
   if (act.global_scale != (s.global != nullptr))
-    return invalid_argument(str(where, ": activations are ", act.to_string(),
-                                act.global_scale ? ", which need a_scales.global"
-                                                 : ", which take no a_scales.global"));
+    return invalid_argument(
+        str(where, ": activations are ", act.to_string(),
+            act.global_scale ? ", which need a_scales.global" : ", which take no a_scales.global"));
   if (s.type != DType::fp32())
     return invalid_argument(str(where, ": a_scales.type is ", s.type.name(),
                                 "; activation scales are passed as fp32 values"));

@@ -111,8 +111,8 @@ class Act8Layer final : public PreparedLayer {
     const DenseAct8Config c = config(m);
     auto kernel = kernels_.find(c.block_n);
     if (kernel == kernels_.end())
-      return invalid_argument(str("qgemm::Linear::run: m=", m, " has no kernel; call prepare(", m,
-                                  ") first"));
+      return invalid_argument(
+          str("qgemm::Linear::run: m=", m, " has no kernel; call prepare(", m, ") first"));
     const int s = splits(c, m);
     DenseAct8Params p{};
     p.w_scale = static_cast<const float*>(scales_.get());
@@ -130,10 +130,8 @@ class Act8Layer final : public PreparedLayer {
     p.a_scale_cols = static_cast<i32>(std::max<int64_t>(problem_.act.scale_cols(k), 1));
     DenseAct8Maps maps;
     maps.w = w_map_;
-    QGEMM_RETURN_IF_ERROR(
-        encode_tma_bytes_sw128(acts.q, k, m, acts.ldq, 128, c.block_n, &maps.a));
-    const bool programmatic =
-        problem_.programmatic_launch && !settings().no_programmatic_launch;
+    QGEMM_RETURN_IF_ERROR(encode_tma_bytes_sw128(acts.q, k, m, acts.ldq, 128, c.block_n, &maps.a));
+    const bool programmatic = problem_.programmatic_launch && !settings().no_programmatic_launch;
     return launch_z_clusters(kernel->second, static_cast<unsigned>((problem_.n + 127) / 128),
                              static_cast<unsigned>((m + c.block_n - 1) / c.block_n),
                              static_cast<unsigned>(s), 1, programmatic, stream, p, maps);

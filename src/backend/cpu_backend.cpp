@@ -94,8 +94,8 @@ class CpuLayer final : public PreparedLayer {
       QGEMM_CU(d, cuMemcpyDtoH, a.scales.data(), reinterpret_cast<CUdeviceptr>(args.a_scales.data),
                a.scales.size() * 4);
     if (!a.global.empty())
-      QGEMM_CU(d, cuMemcpyDtoH, a.global.data(), reinterpret_cast<CUdeviceptr>(args.a_scales.global),
-               4);
+      QGEMM_CU(d, cuMemcpyDtoH, a.global.data(),
+               reinterpret_cast<CUdeviceptr>(args.a_scales.global), 4);
     if (!bias.empty())
       QGEMM_CU(d, cuMemcpyDtoH, bias.data(), reinterpret_cast<CUdeviceptr>(args.bias), bias.size());
     return Status();

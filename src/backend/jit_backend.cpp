@@ -26,8 +26,8 @@ class JitBackend final : public Backend {
     if (!(p.act.type == DType::fp16() || p.act.type == DType::bf16()))
       return Support::no(str("activation type ", p.act.type.name(), " is not fp16/bf16"));
     if (auto nvrtc = nvrtc_library(); !nvrtc) return Support::no(nvrtc.status().message());
-    auto plan = compose_families(
-        GemmProblem{p.n, p.k, p.weight, p.act.type, p.out, p.device_info, false});
+    auto plan =
+        compose_families(GemmProblem{p.n, p.k, p.weight, p.act.type, p.out, p.device_info, false});
     if (!plan) return Support::no(plan.status().message());
     return Support::yes();
   }

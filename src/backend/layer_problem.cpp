@@ -26,7 +26,9 @@ Support single_gpu_layer_support(const LayerProblem& p, std::string_view quantiz
   return Support::yes();
 }
 
-DType act_compute_type(const LayerProblem& p) { return p.act.is_quantized() ? p.input : p.act.type; }
+DType act_compute_type(const LayerProblem& p) {
+  return p.act.is_quantized() ? p.input : p.act.type;
+}
 
 std::string LayerProblem::to_string() const {
   return str("N=", n, " K=", k, experts > 1 ? str(" E=", experts) : std::string(),

@@ -6,12 +6,12 @@
 #include "backend/cublaslt_library.h"
 #include "backend/device_buffer.h"
 #include "dequant/dequantize_params.cuh"
+#include "families/dense_expand.h"
 #include "jit/dequantize_kernel.h"
 #include "jit/kernel_loader.h"
 #include "jit/nvrtc_library.h"
 #include "plan/jit_kernel_plan.h"
 #include "plan/mma_launch.h"
-#include "families/dense_expand.h"
 #include "quant/gpu_act_quantizer.h"
 #include "util/error.h"
 
@@ -108,20 +108,22 @@ class QdqLayer final : public PreparedLayer {
   }
 
   std::string describe() const override {
-    return str("all M: dequantize ", problem_.weight.to_string(), " to ", compute_type().name(),
-               " [", problem_.n, " x ", ldw(), "]",
-               problem_.act.is_quantized()
-                   ? str(" and ", problem_.act.to_string(), " activations to ",
-                         compute_type().name(), " (quantizing ", problem_.input.name(),
-                         " input first)")
-                   : std::string(),
-               ", then cuBLASLt (TN, fp32 accumulate)");
+    return str(
+        "all M: dequantize ", problem_.weight.to_string(), " to ", compute_type().name(), " [",
+        problem_.n, " x ", ldw(), "]",
+        problem_.act.is_quantized()
+            ? str(" and ", problem_.act.to_string(), " activations to ", compute_type().name(),
+                  " (quantizing ", problem_.input.name(), " input first)")
+            : std::string(),
+        ", then cuBLASLt (TN, fp32 accumulate)");
   }
 
  private:
   int64_t ldw() const { return (problem_.k + 7) / 8 * 8; }
   DType compute_type() const { return act_compute_type(problem_); }
-  size_t expanded_bytes(int64_t m) const { return static_cast<size_t>(m * ldw() * 2 + 255) / 256 * 256; }
+  size_t expanded_bytes(int64_t m) const {
+    return static_cast<size_t>(m * ldw() * 2 + 255) / 256 * 256;
+  }
 
   // The workspace's [m][ldw] 16-bit activations from the quantized ones run() got, or from its
   // 16-bit input after quantizing that into the rest of the workspace.
@@ -136,8 +138,8 @@ class QdqLayer final : public PreparedLayer {
       void* scratch = nullptr;
       acts = carve_act_workspace(static_cast<uint8_t*>(args.workspace) + expanded_bytes(args.m),
                                  problem_.act, args.m, problem_.k, &scratch);
-      QGEMM_RETURN_IF_ERROR(act_quantizer_->quantize(args.a, problem_.k, args.m, problem_.k, acts,
-                                                     scratch, stream));
+      QGEMM_RETURN_IF_ERROR(
+          act_quantizer_->quantize(args.a, problem_.k, args.m, problem_.k, acts, scratch, stream));
     }
     return act_quantizer_->dequantize(acts, args.m, problem_.k, args.workspace, ldw(), stream);
   }

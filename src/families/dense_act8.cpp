@@ -12,7 +12,7 @@ constexpr int kRingBudget = 200 * 1024;
 constexpr int kMaxStages = 8;
 
 const char* out_elem(DType out) {
-  return out == DType::bf16() ? "qgemm::Elem::kBf16"
+  return out == DType::bf16()   ? "qgemm::Elem::kBf16"
          : out == DType::fp16() ? "qgemm::Elem::kFp16"
                                 : "qgemm::Elem::kFp32";
 }
@@ -22,8 +22,8 @@ const char* out_elem(DType out) {
 Support dense_act8_supports(const WeightFormat& w, const ActFormat& a, DType out,
                             const DeviceInfo& device) {
   if (device.arch() != "sm_90a")
-    return Support::no(str("the 8-bit activation kernels need sm_90a (wgmma), the device is ",
-                           device.arch()));
+    return Support::no(
+        str("the 8-bit activation kernels need sm_90a (wgmma), the device is ", device.arch()));
   const bool fp8 = w.type == DType::e4m3() && a.type == DType::e4m3();
   const bool int8 = w.type == DType::int_bits(8) && a.type == DType::int_bits(8);
   if (!fp8 && !int8)
@@ -35,9 +35,9 @@ Support dense_act8_supports(const WeightFormat& w, const ActFormat& a, DType out
   if (!(w.scale_kind == ScaleKind::kChannel || w.scale_kind == ScaleKind::kTensor || block128))
     return Support::no(str("weight scales ", w.to_string(),
                            ": the 8-bit kernels take channel, tensor or 128 x 128 block scales"));
-  if (a.global_scale || !(a.scale_kind == ActScaleKind::kToken ||
-                          a.scale_kind == ActScaleKind::kTensor ||
-                          (a.scale_kind == ActScaleKind::kGroup && a.group_k == 128)))
+  if (a.global_scale ||
+      !(a.scale_kind == ActScaleKind::kToken || a.scale_kind == ActScaleKind::kTensor ||
+        (a.scale_kind == ActScaleKind::kGroup && a.group_k == 128)))
     return Support::no(str("activation scales ", a.to_string(),
                            ": the 8-bit kernels take token, tensor or groups of 128"));
   if (!(out == DType::bf16() || out == DType::fp16() || out == DType::fp32()))
@@ -65,8 +65,12 @@ DenseAct8Config DenseAct8Config::for_layer(const WeightFormat& w, const ActForma
   c.block_n = dense_act8_block_n(m);
   const int stage = 128 * 128 + c.block_n * 128;
   c.stages = std::min(kMaxStages, kRingBudget / stage);
-  c.weight_scale = w.scale_kind == ScaleKind::kTensor ? 0 : w.scale_kind == ScaleKind::kChannel ? 1 : 2;
-  c.act_scale = a.scale_kind == ActScaleKind::kTensor ? 0 : a.scale_kind == ActScaleKind::kToken ? 1 : 2;
+  c.weight_scale = w.scale_kind == ScaleKind::kTensor    ? 0
+                   : w.scale_kind == ScaleKind::kChannel ? 1
+                                                         : 2;
+  c.act_scale = a.scale_kind == ActScaleKind::kTensor  ? 0
+                : a.scale_kind == ActScaleKind::kToken ? 1
+                                                       : 2;
   c.out = out;
   c.arch = arch;
   return c;
@@ -92,15 +96,16 @@ KernelSpec DenseAct8Config::spec() const {
   s.threads = 384;
   s.dynamic_smem = smem_bytes();
   s.programmatic_launch = true;
-  s.source = str("#include \"dense_act8/dense_act8.cuh\"\nstruct Cfg {\n",
-                 "  static constexpr bool kInt8 = ", int8 ? "true" : "false", ";\n",
-                 "  static constexpr int kBlockN = ", block_n, ";\n",
-                 "  static constexpr int kStages = ", stages, ";\n",
-                 "  static constexpr int kWeightScale = ", weight_scale, ";\n",
-                 "  static constexpr int kActScale = ", act_scale, ";\n",
-                 "  static constexpr qgemm::Elem kOut = ", out_elem(out), ";\n};\n",
-                 "template __global__ void qgemm::dense_act8_kernel<Cfg>(const qgemm::DenseAct8Params, "
-                 "const __grid_constant__ qgemm::DenseAct8Maps);\n");
+  s.source =
+      str("#include \"dense_act8/dense_act8.cuh\"\nstruct Cfg {\n",
+          "  static constexpr bool kInt8 = ", int8 ? "true" : "false", ";\n",
+          "  static constexpr int kBlockN = ", block_n, ";\n",
+          "  static constexpr int kStages = ", stages, ";\n",
+          "  static constexpr int kWeightScale = ", weight_scale, ";\n",
+          "  static constexpr int kActScale = ", act_scale, ";\n",
+          "  static constexpr qgemm::Elem kOut = ", out_elem(out), ";\n};\n",
+          "template __global__ void qgemm::dense_act8_kernel<Cfg>(const qgemm::DenseAct8Params, "
+          "const __grid_constant__ qgemm::DenseAct8Maps);\n");
   s.name_expression = "&qgemm::dense_act8_kernel<Cfg>";
   return s;
 }

@@ -20,10 +20,8 @@ Status bad_act_part(std::string_view spec, std::string_view part, std::string_vi
 
 const std::vector<FormatAlias>& act_aliases() {
   static const std::vector<FormatAlias> aliases = {
-      {"mxfp8", "e4m3/g32/ue8m0"},
-      {"fp8_token", "e4m3/token"},
-      {"fp8_g128", "e4m3/g128/fp32"},
-      {"int8_token", "int8/token"},
+      {"mxfp8", "e4m3/g32/ue8m0"},       {"fp8_token", "e4m3/token"},
+      {"fp8_g128", "e4m3/g128/fp32"},    {"int8_token", "int8/token"},
       {"nvfp4", "e2m1/g16/e4m3/global"},
   };
   return aliases;
@@ -112,8 +110,7 @@ std::string ActFormat::to_string() const {
     case ActScaleKind::kTensor:
       return type.name() + "/tensor";
     case ActScaleKind::kGroup:
-      return str(type.name(), "/g", group_k, "/", scale_type.name(),
-                 global_scale ? "/global" : "");
+      return str(type.name(), "/g", group_k, "/", scale_type.name(), global_scale ? "/global" : "");
   }
   return type.name();
 }

@@ -35,9 +35,9 @@ Status encode_tma_maps(const MmaGemmConfig& c, const MmaGemmParams& p, MmaGemmMa
   std::memset(maps, 0, sizeof(*maps));
   if (!c.tma) return Status();
   if (reinterpret_cast<uintptr_t>(p.a) % 16 != 0 || p.lda % 8 != 0 || p.m < 1 || p.k < 1)
-    return invalid_argument(str("TMA activation map: needs 16-byte aligned rows (a=",
-                                static_cast<const void*>(p.a), ", lda=", p.lda,
-                                " elements) and m, k >= 1 (m=", p.m, ", k=", p.k, ")"));
+    return invalid_argument(
+        str("TMA activation map: needs 16-byte aligned rows (a=", static_cast<const void*>(p.a),
+            ", lda=", p.lda, " elements) and m, k >= 1 (m=", p.m, ", k=", p.k, ")"));
   auto driver = cuda_driver();
   if (!driver) return driver.status();
   // Dimension 0 is K (contiguous), 1 the tokens; a box is a 64-K slab (128 bytes, the

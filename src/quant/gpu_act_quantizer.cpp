@@ -17,8 +17,8 @@ int64_t align16(int64_t bytes) { return (bytes + 15) / 16 * 16; }
 
 std::string code_fields(const char* prefix, const ActCode& c) {
   return str("  static constexpr int k", prefix, "Kind = ", c.kind, ";\n  static constexpr int k",
-             prefix, "Bits = ", c.bits, ";\n  static constexpr int k", prefix, "Exp = ",
-             c.exp_bits, ";\n  static constexpr int k", prefix, "Man = ", c.man_bits,
+             prefix, "Bits = ", c.bits, ";\n  static constexpr int k", prefix, "Exp = ", c.exp_bits,
+             ";\n  static constexpr int k", prefix, "Man = ", c.man_bits,
              ";\n  static constexpr int k", prefix, "Flavor = ", c.flavor, ";\n");
 }
 
@@ -72,8 +72,8 @@ Expected<GpuActQuantizer> GpuActQuantizer::create(const ActFormat& format, DType
   if (!format.is_quantized())
     return invalid_argument(str("GpuActQuantizer: ", format.to_string(), " is not quantized"));
   if (!(input == DType::bf16() || input == DType::fp16()))
-    return invalid_argument(
-        str("GpuActQuantizer: input type ", input.name(), " is not supported; accepted: bf16, fp16"));
+    return invalid_argument(str("GpuActQuantizer: input type ", input.name(),
+                                " is not supported; accepted: bf16, fp16"));
   if (format.type.bits > 8)
     return invalid_argument(str("GpuActQuantizer: ", format.type.name(), " codes are not 1 byte"));
   GpuActQuantizer q;
@@ -115,8 +115,7 @@ Status GpuActQuantizer::quantize(const void* a, int64_t lda, int64_t m, int64_t 
   p.ldq = static_cast<i32>(out.ldq);
   p.scale_cols = static_cast<i32>(std::max<int64_t>(format_.scale_cols(k), 1));
   p.vec = k % 8 == 0 && lda % 8 == 0 && out.ldq % 8 == 0 &&
-          reinterpret_cast<uintptr_t>(a) % 16 == 0 &&
-          reinterpret_cast<uintptr_t>(out.q) % 8 == 0;
+          reinterpret_cast<uintptr_t>(a) % 16 == 0 && reinterpret_cast<uintptr_t>(out.q) % 8 == 0;
   const int64_t flat_ctas = std::clamp<int64_t>((m * k / 8 + 255) / 256, 1, kMaxFlatCtas);
   if (needs_amax(format_)) {
     auto driver = cuda_driver();
@@ -124,9 +123,8 @@ Status GpuActQuantizer::quantize(const void* a, int64_t lda, int64_t m, int64_t 
     QGEMM_CU(*driver, cuMemsetD32Async, reinterpret_cast<CUdeviceptr>(scratch), 0, 1, stream);
     QGEMM_RETURN_IF_ERROR(launch(amax_, static_cast<unsigned>(flat_ctas), 1, 1, p, stream));
   }
-  const int64_t ctas = format_.scale_kind == ActScaleKind::kGroup
-                           ? flat_ctas
-                           : std::min<int64_t>(m, kMaxRowCtas);
+  const int64_t ctas =
+      format_.scale_kind == ActScaleKind::kGroup ? flat_ctas : std::min<int64_t>(m, kMaxRowCtas);
   return launch(quantize_, static_cast<unsigned>(ctas), 1, 1, p, stream);
 }
 

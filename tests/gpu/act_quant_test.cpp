@@ -38,12 +38,15 @@ TEST(ActQuantGpu, BitIdenticalToTheCpuQuantizer) {
   ASSERT_TRUE(use_device(0).ok());
   const std::string arch = list_devices()[0].arch();
   const Case cases[] = {
-      {"e4m3/token", 1, 8192},      {"e4m3/token", 118, 4096},   {"e4m3/token", 7, 200},
-      {"e4m3/token", 3, 1001},      {"e4m3/tensor", 118, 1024},  {"e4m3/tensor", 5, 333},
-      {"e4m3/g128/fp32", 1000, 512}, {"e4m3/g128/fp32", 7, 8192}, {"mxfp8", 118, 2048},
-      {"mxfp8", 3, 96},             {"int8/token", 1000, 512},   {"int8/token", 7, 77},
-      {"nvfp4", 118, 1024},         {"nvfp4", 1, 8192},          {"e5m2/g32/ue8m0", 7, 256},
-      {"e4m3/g40/bf16", 7, 400},    {"int4/g64/fp16", 9, 512},
+      {"e4m3/token", 1, 8192},       {"e4m3/token", 118, 4096},
+      {"e4m3/token", 7, 200},        {"e4m3/token", 3, 1001},
+      {"e4m3/tensor", 118, 1024},    {"e4m3/tensor", 5, 333},
+      {"e4m3/g128/fp32", 1000, 512}, {"e4m3/g128/fp32", 7, 8192},
+      {"mxfp8", 118, 2048},          {"mxfp8", 3, 96},
+      {"int8/token", 1000, 512},     {"int8/token", 7, 77},
+      {"nvfp4", 118, 1024},          {"nvfp4", 1, 8192},
+      {"e5m2/g32/ue8m0", 7, 256},    {"e4m3/g40/bf16", 7, 400},
+      {"int4/g64/fp16", 9, 512},
   };
   for (DType input : {DType::bf16(), DType::fp16()})
     for (const Case& c : cases) {
@@ -78,15 +81,18 @@ TEST(ActQuantGpu, BitIdenticalToTheCpuQuantizer) {
                           << int(codes[r * acts.ldq + col]) << ", cpu "
                           << int(want->data[r * c.k + col]);
       EXPECT_EQ(0, code_mismatches);
-      const auto* scales = reinterpret_cast<const float*>(
-          ws.data() + (reinterpret_cast<uint8_t*>(acts.scales) - static_cast<uint8_t*>(d_ws->get())));
+      const auto* scales =
+          reinterpret_cast<const float*>(ws.data() + (reinterpret_cast<uint8_t*>(acts.scales) -
+                                                      static_cast<uint8_t*>(d_ws->get())));
       for (size_t i = 0; i < want->scales.size(); ++i)
         ASSERT_EQ(0, std::memcmp(&scales[i], &want->scales[i], 4))
             << "scale " << i << ": gpu " << scales[i] << ", cpu " << want->scales[i];
       if (f.global_scale) {
         float g;
-        std::memcpy(&g, ws.data() + (reinterpret_cast<uint8_t*>(acts.global) -
-                                     static_cast<uint8_t*>(d_ws->get())), 4);
+        std::memcpy(&g,
+                    ws.data() + (reinterpret_cast<uint8_t*>(acts.global) -
+                                 static_cast<uint8_t*>(d_ws->get())),
+                    4);
         EXPECT_EQ(want->global[0], g);
       }
     }
@@ -97,15 +103,15 @@ TEST(ActQuantGpu, BitIdenticalToTheCpuQuantizer) {
 // reference built from the same quantized operands.
 TEST(ActQuantGpu, QuantizedActivationsRunOnTheGpuAndMatchTheReference) {
   QGEMM_REQUIRE_GPU();
-  for (const auto& [w, act] : std::vector<std::pair<const char*, const char*>>{
-           {"e4m3/channel/fp32", "e4m3/token"},
-           {"e4m3/b128x128/fp32", "e4m3/g128/fp32"},
-           {"int4/g128/bf16", "e4m3/token"},
-           {"e2m1/g32/ue8m0", "mxfp8"},
-           {"nvfp4", "e4m3/token"},
-           {"nvfp4", "nvfp4"},
-           {"int8/channel/fp32", "int8/token"},
-           {"int4/g128/fp16", "e4m3/tensor"}})
+  for (const auto& [w, act] :
+       std::vector<std::pair<const char*, const char*>>{{"e4m3/channel/fp32", "e4m3/token"},
+                                                        {"e4m3/b128x128/fp32", "e4m3/g128/fp32"},
+                                                        {"int4/g128/bf16", "e4m3/token"},
+                                                        {"e2m1/g32/ue8m0", "mxfp8"},
+                                                        {"nvfp4", "e4m3/token"},
+                                                        {"nvfp4", "nvfp4"},
+                                                        {"int8/channel/fp32", "int8/token"},
+                                                        {"int4/g128/fp16", "e4m3/tensor"}})
     for (int64_t m : {1, 7, 118}) {
       SCOPED_TRACE(str(w, " x ", act, " M=", m));
       auto r = testing::run_and_check(*WeightFormat::parse(w), *ActFormat::parse(act),

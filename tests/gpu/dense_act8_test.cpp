@@ -35,15 +35,17 @@ TEST(DenseAct8Gpu, MatchesReference) {
   for (const Act8Case& c : cases)
     for (int64_t m : {1, 7, 118, 1000}) {
       SCOPED_TRACE(str(c.weight, " x ", c.act, " N=", c.n, " K=", c.k, " M=", m));
-      auto r = testing::run_and_check(*WeightFormat::parse(c.weight), *ActFormat::parse(c.act),
-                                      DType::bf16(), m, c.n, c.k, BackendKind::kJit, 90 + m,
-                                      m == 7);
+      auto r =
+          testing::run_and_check(*WeightFormat::parse(c.weight), *ActFormat::parse(c.act),
+                                 DType::bf16(), m, c.n, c.k, BackendKind::kJit, 90 + m, m == 7);
       ASSERT_NO_FATAL_FAILURE(testing::expect_matches_reference(r, 5e-3));
       EXPECT_EQ(r->backend, "jit");
     }
 }
 
-// Partial sums are promoted to fp32 every 128 K, so long K keeps the accuracy of short K.
+// Partial sums are promoted to fp32 every 128 K, so long K keeps the accuracy of short K. The
+// tensor cores' own FP8 accumulation within a stage keeps fewer bits than fp32 (about 1.3e-4
+// relative on an H100, the same at K = 16384 and 28672), hence the fp32 output's tolerance.
 TEST(DenseAct8Gpu, LongKStaysAccurate) {
   QGEMM_REQUIRE_GPU();
   if (!has_sm90a()) GTEST_SKIP() << "the 8-bit activation kernels need an sm_90a GPU";
@@ -54,7 +56,7 @@ TEST(DenseAct8Gpu, LongKStaysAccurate) {
                                       *ActFormat::parse("e4m3/token"), out, 5, 256, k,
                                       BackendKind::kJit, 7 + k);
       ASSERT_NO_FATAL_FAILURE(
-          testing::expect_matches_reference(r, out == DType::fp32() ? 1e-4 : 5e-3));
+          testing::expect_matches_reference(r, out == DType::fp32() ? 3e-4 : 5e-3));
     }
 }
 

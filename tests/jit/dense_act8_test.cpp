@@ -1,11 +1,12 @@
 // The 8-bit-activation family (kernels/dense_act8/) compiles for every config the planner makes
 // without spills, and its policy: tiles by M, splits that fill one wave.
+#include "families/dense_act8.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <vector>
 
-#include "families/dense_act8.h"
 #include "jit/compiler.h"
 #include "jit_test_util.h"
 
@@ -15,9 +16,10 @@ namespace {
 TEST(DenseAct8, CompilesForEveryConfigWithoutSpills) {
   QGEMM_REQUIRE_NVRTC();
   std::vector<KernelSpec> specs;
-  const std::pair<const char*, const char*> pairs[] = {
-      {"e4m3/channel/fp32", "e4m3/token"}, {"e4m3/b128x128/fp32", "e4m3/g128/fp32"},
-      {"e4m3/tensor/fp32", "e4m3/tensor"}, {"int8/channel/fp32", "int8/token"}};
+  const std::pair<const char*, const char*> pairs[] = {{"e4m3/channel/fp32", "e4m3/token"},
+                                                       {"e4m3/b128x128/fp32", "e4m3/g128/fp32"},
+                                                       {"e4m3/tensor/fp32", "e4m3/tensor"},
+                                                       {"int8/channel/fp32", "int8/token"}};
   for (const auto& [w, a] : pairs)
     for (int64_t m : {1, 16, 32, 64, 4096})
       for (DType out : {DType::bf16(), DType::fp32()})
@@ -43,14 +45,18 @@ TEST(DenseAct8, PolicyTilesByMAndFillsAWave) {
   EXPECT_EQ(1, dense_act8_splits(8192, 1, 256, 8, 132)) << "at least four stages per split";
   const DeviceInfo h100{"H100", 9, 0, 132};
   EXPECT_TRUE(dense_act8_supports(*WeightFormat::parse("e4m3/channel/fp32"),
-                                  *ActFormat::parse("e4m3/token"), DType::bf16(), h100).ok);
+                                  *ActFormat::parse("e4m3/token"), DType::bf16(), h100)
+                  .ok);
   EXPECT_FALSE(dense_act8_supports(*WeightFormat::parse("int4/g128/bf16"),
-                                   *ActFormat::parse("e4m3/token"), DType::bf16(), h100).ok);
+                                   *ActFormat::parse("e4m3/token"), DType::bf16(), h100)
+                   .ok);
   EXPECT_FALSE(dense_act8_supports(*WeightFormat::parse("e4m3/channel/fp32"),
-                                   *ActFormat::parse("mxfp8"), DType::bf16(), h100).ok);
+                                   *ActFormat::parse("mxfp8"), DType::bf16(), h100)
+                   .ok);
   EXPECT_FALSE(dense_act8_supports(*WeightFormat::parse("e4m3/channel/fp32"),
                                    *ActFormat::parse("e4m3/token"), DType::bf16(),
-                                   DeviceInfo{"A100", 8, 0, 108}).ok);
+                                   DeviceInfo{"A100", 8, 0, 108})
+                   .ok);
 }
 
 }  // namespace

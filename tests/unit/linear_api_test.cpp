@@ -35,8 +35,9 @@ TEST(LinearApi, HostLayerRunsOnTheCpuBackendAndMatchesTheReference) {
   EXPECT_NE(layer->explain().find("jit: no"), std::string::npos) << layer->explain();
   ASSERT_TRUE(layer->prepare(m).ok());
   std::vector<uint16_t> c(m * n, 0xffff);
-  LinearArgs args{m, l.a.data.data(), ActScales::of(l.a.format, l.a.scales.data()), nullptr,
-                  c.data(), nullptr, 0, nullptr};
+  LinearArgs args{m,       l.a.data.data(), ActScales::of(l.a.format, l.a.scales.data()),
+                  nullptr, c.data(),        nullptr,
+                  0,       nullptr};
   ASSERT_TRUE(layer->run(args).ok());
   auto ref = reference_gemm(l.a, l.w);
   ASSERT_TRUE(ref.ok());
@@ -111,8 +112,9 @@ TEST(LinearApi, ActivationScalesMustMatchTheLayersFormat) {
   ASSERT_TRUE(layer.ok()) << layer.status().to_string();
   ASSERT_TRUE(layer->prepare(2).ok());
   std::vector<uint16_t> c(2 * 32);
-  LinearArgs args{2, l.a.data.data(), ActScales::of(l.a.format, l.a.scales.data()), nullptr,
-                  c.data(), nullptr, 0, nullptr};
+  LinearArgs args{2,       l.a.data.data(), ActScales::of(l.a.format, l.a.scales.data()),
+                  nullptr, c.data(),        nullptr,
+                  0,       nullptr};
   EXPECT_TRUE(layer->run(args).ok());
   LinearArgs stray_global = args;
   stray_global.a_scales.global = l.a.scales.data();
@@ -143,11 +145,12 @@ TEST(LinearApi, SixteenBitInputIsQuantizedByTheLayer) {
   const int64_t m = 3, n = 40, k = 256;
   const std::vector<float> values = random_normal(m * k, 7, 1.5f);
   std::vector<uint16_t> input(values.size());
-  for (size_t i = 0; i < values.size(); ++i) input[i] = static_cast<uint16_t>(encode(DType::bf16(), values[i]));
+  for (size_t i = 0; i < values.size(); ++i)
+    input[i] = static_cast<uint16_t>(encode(DType::bf16(), values[i]));
   const auto w = *quantize_weights(HostValues::of(random_normal(n * k, 1, 0.05f)), 1, n, k,
                                    *WeightFormat::parse("int4/g128/bf16"));
-  for (const char* act : {"e4m3/token", "e4m3/g128/fp32", "mxfp8", "int8/token", "e4m3/tensor",
-                          "nvfp4"}) {
+  for (const char* act :
+       {"e4m3/token", "e4m3/g128/fp32", "mxfp8", "int8/token", "e4m3/tensor", "nvfp4"}) {
     SCOPED_TRACE(act);
     const ActFormat format = *ActFormat::parse(act);
     auto q = quantize_activations(HostValues{input.data(), DType::bf16(), m * k}, m, k, format);
@@ -159,9 +162,15 @@ TEST(LinearApi, SixteenBitInputIsQuantizedByTheLayer) {
     ASSERT_TRUE(layer.ok()) << layer.status().to_string();
     ASSERT_TRUE(layer->prepare(m).ok());
     std::vector<uint16_t> from_codes(m * n, 0xffff), from_input(m * n, 0x7fff);
-    LinearArgs args{m, q->data.data(),
-                    ActScales::of(format, q->scales.data(), q->global.empty() ? nullptr : q->global.data()),
-                    nullptr, from_codes.data(), nullptr, 0, nullptr};
+    LinearArgs args{
+        m,
+        q->data.data(),
+        ActScales::of(format, q->scales.data(), q->global.empty() ? nullptr : q->global.data()),
+        nullptr,
+        from_codes.data(),
+        nullptr,
+        0,
+        nullptr};
     ASSERT_TRUE(layer->run(args).ok());
     args.a = input.data();
     args.a_scales = {};

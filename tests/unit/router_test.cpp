@@ -6,15 +6,14 @@
 
 #include <set>
 
+#include "backend/device_presets.h"
+#include "families/dense_expand.h"
 #include "pack/mma_pack.h"
 #include "plan/jit_kernel_plan.h"
-#include "plan/jit_kernel_plan.h"
 #include "plan/mma_launch.h"
-#include "families/dense_expand.h"
 #include "qgemm/quantized.h"
 #include "util/error.h"
 #include "util/random.h"
-#include "backend/device_presets.h"
 
 namespace qgemm {
 namespace {
@@ -218,7 +217,7 @@ TEST(JitKernelPlan, KernelsPerLayerAndTheCublasHandoff) {
   const struct {
     const char* format;
     int64_t handoff;
-  } wide_codes[] = {{"int3/g128/bf16", 257}, {"int6/g64/bf16", 257}, {"int6/g128/bf16", 513},
+  } wide_codes[] = {{"int3/g128/bf16", 257},  {"int6/g64/bf16", 257}, {"int6/g128/bf16", 513},
                     {"int8/g128/bf16", 2049}, {"int5/g64/bf16", 129}, {"int7/g128/bf16", 129}};
   for (const auto& [format, handoff] : wide_codes) {
     SCOPED_TRACE(format);
