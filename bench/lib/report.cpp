@@ -1,4 +1,3 @@
-#include "qgemm/version.h"
 #include "bench/lib/report.h"
 
 #include <cmath>
@@ -9,6 +8,7 @@
 
 #include "bench/lib/svg_plot.h"
 #include "qgemm/device.h"
+#include "qgemm/version.h"
 #include "util/error.h"
 
 namespace qgemm::bench {
@@ -197,7 +197,8 @@ std::string render_plot(const BenchReport& r) {
       PlotLine memory{"bandwidth roofline", {}, {}, true};
       std::map<int64_t, double> intensity;  // flops per byte of the quantized format, by M
       for (const ResultRow* row : rows_of[problem])
-        if ((row->backend == "jit" || row->backend == "jit-pdl" || row->backend == "qdq") &&
+        if ((row->backend == "jit" || row->backend == "jit-pdl" || row->backend == "jit-q16" ||
+             row->backend == "qdq") &&
             row->status == "ok")
           intensity[row->m] = row->flops / row->bytes;
       for (const auto& [m, flops_per_byte] : intensity) {

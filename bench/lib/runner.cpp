@@ -44,6 +44,8 @@ struct Case {
   DType out;
   const QuantizedWeight& w;
   QuantizedActivations a;
+  /// Quantized activation formats: the bf16 input `a` was quantized from (what jit-q16 passes).
+  std::vector<uint16_t> a16;
   Routing routing;
   std::vector<int64_t> rows;  // rows compared with the reference
   std::optional<std::vector<double>> reference;
@@ -68,7 +70,8 @@ std::vector<double> backend_weight_bytes(const QuantizedWeight& w,
   const double elements = double(std::max<int64_t>(w.experts, 1)) * w.n * w.k;
   std::vector<double> bytes;
   for (const std::string& b : backends) {
-    if (b == "jit" || b == "jit-pdl" || b == "qdq") bytes.push_back(double(w.storage_bytes()));
+    if (b == "jit" || b == "jit-pdl" || b == "jit-q16" || b == "qdq")
+      bytes.push_back(double(w.storage_bytes()));
     if (b == "cublas-bf16") bytes.push_back(2.0 * elements);
     if (b == "cublas-fp8") bytes.push_back(elements);
   }
@@ -138,13 +141,16 @@ Expected<LinearSet> build_linear_set(const QuantizedWeight& w, const ActFormat& 
   return set;
 }
 
-Status measure_linear(Case& c, LinearSet& set, const Recipe& recipe, ResultRow& row) {
+// `from16`: the layer gets the bf16 input and quantizes it itself (the time includes it).
+Status measure_linear(Case& c, LinearSet& set, const Recipe& recipe, ResultRow& row,
+                      bool from16 = false) {
   const CudaDriver* d = *cuda_driver();
   row.copies = set.copies;
   row.launches = c.launches;
   row.l2_resident = set.copies == kMaxCopies;
   const DeviceMemoryTaken taken;  // by this run's buffers
-  auto a = DeviceBuffer::upload(c.a.data.data(), c.a.data.size());
+  auto a = from16 ? DeviceBuffer::upload(c.a16.data(), c.a16.size() * 2)
+                  : DeviceBuffer::upload(c.a.data.data(), c.a.data.size());
   auto a_scales = DeviceBuffer::upload(c.a.scales.data(), c.a.scales.size() * 4);
   auto a_global = DeviceBuffer::upload(c.a.global.data(), c.a.global.size() * 4);
   const size_t out_bytes = size_t(c.a.m) * c.w.n * ((c.out.bits + 7) / 8);
@@ -155,7 +161,7 @@ Status measure_linear(Case& c, LinearSet& set, const Recipe& recipe, ResultRow& 
   QGEMM_CU(d, cuMemsetD8, out->ptr(), 0xff, out_bytes);
   auto args_for = [&](CUstream stream) {
     LinearArgs args = device_linear_args(c.a.m, *a, *out, *ws, stream);
-    if (c.a.format.is_quantized())
+    if (c.a.format.is_quantized() && !from16)
       args.a_scales =
           ActScales::of(c.a.format, static_cast<const float*>(a_scales->get()),
                         c.a.global.empty() ? nullptr : static_cast<const float*>(a_global->get()));
@@ -435,10 +441,24 @@ Expected<BenchReport> run_recipe(const Recipe& recipe, const RunOptions& options
     cases.reserve(p.m.size());
     for (int64_t m : p.m) {
       const auto a_values = random_normal(m * p.k, seed + 7 + m, 1.0f);
-      auto a = quantize_activations(HostValues::of(a_values), m, p.k, af);
+      // Quantized activations come from bf16 input, as a layer that quantizes them gets it.
+      std::vector<uint16_t> a16;
+      if (af.is_quantized())
+        for (float v : a_values) a16.push_back(static_cast<uint16_t>(encode(DType::bf16(), v)));
+      auto a = af.is_quantized() ? quantize_activations(
+                                       HostValues{a16.data(), DType::bf16(), m * p.k}, m, p.k, af)
+                                 : quantize_activations(HostValues::of(a_values), m, p.k, af);
       if (!a) return a.status();
-      cases.push_back(
-          Case{p, wf, af, out, *w, std::move(*a), {}, sample_rows(m, seed + m), std::nullopt});
+      cases.push_back(Case{p,
+                           wf,
+                           af,
+                           out,
+                           *w,
+                           std::move(*a),
+                           std::move(a16),
+                           {},
+                           sample_rows(m, seed + m),
+                           std::nullopt});
       if (p.experts > 0) cases.back().routing = random_routing(m, p.top_k, p.experts, seed + m);
     }
     const int launches =
@@ -455,7 +475,8 @@ Expected<BenchReport> run_recipe(const Recipe& recipe, const RunOptions& options
       // NOTE: "jit" launches plainly, like the cuBLAS baselines; "jit-pdl" launches
       // programmatically, so each timed launch overlaps the end of the one before it (what
       // back-to-back layers, or neighbours that trigger their dependents early, give).
-      const bool jit = backend == "jit" || backend == "jit-pdl";
+      // "jit-q16" passes bf16 input that the layer quantizes (quantized activation formats).
+      const bool jit = backend == "jit" || backend == "jit-pdl" || backend == "jit-q16";
       if (runnable && (jit || backend == "qdq")) {
         progress.set_detail(str(p.name, " ", backend, ": building layers"));
         linear = build_linear_set(*w, af, out, jit ? BackendKind::kJit : BackendKind::kQdq,
@@ -488,7 +509,11 @@ Expected<BenchReport> run_recipe(const Recipe& recipe, const RunOptions& options
           row.status = "skipped";
           row.note = "MoE runs on the cpu backend in this version";
         } else if (linear) {
-          s = linear->ok() ? measure_linear(c, **linear, recipe, row) : linear->status();
+          if (backend == "jit-q16" && !af.is_quantized())
+            s = Status(ErrorCode::kUnsupported, "jit-q16: the activations are not quantized");
+          else
+            s = linear->ok() ? measure_linear(c, **linear, recipe, row, backend == "jit-q16")
+                             : linear->status();
           if (jit) row.plan = jit_plan_source(p, wf, af, out, report.device);
           if (backend == "jit-pdl" && settings().no_programmatic_launch)
             row.note = "QGEMM_NO_PDL=1: launched plainly";

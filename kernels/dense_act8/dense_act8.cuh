@@ -15,10 +15,17 @@
 // integers below 2^24, so they convert to fp32 exactly. Channel, tensor and token scales multiply
 // once in the epilogue. K splits (gridDim.z > 1) write fp32 partials; the last split of a tile
 // to arrive sums them in split order (deterministic) and stores C.
+//
+// Large batches run the CTAs of two neighbouring token tiles as one cluster (kClusterY = 2): they
+// multiply the same weight rows, so each copies half of the weight tile and TMA multicasts it
+// into both. A 128 x 128 tile reads 256 rows of 128 bytes per stage for 128 x 128 x 128 products,
+// more than the H100's L2 delivered (913 TFLOPS of FP8 at M = 4096); shared weights cut a CTA's
+// reads to 192 rows. A ring slot is refilled once the consumers of both CTAs released it.
 #pragma once
 
 #include "common/base.cuh"
 #include "dense_act8/dense_act8_params.cuh"
+#include "ptx/cluster.cuh"
 #include "ptx/cp_async.cuh"
 #include "ptx/grid_dependency.cuh"
 #include "ptx/half2.cuh"
@@ -29,8 +36,9 @@
 
 namespace qgemm {
 
-/// Cfg: kInt8, kBlockN (tokens per CTA), kStages, kWeightScale (0 tensor, 1 channel, 2 blocks
-/// of 128 x 128), kActScale (0 tensor, 1 token, 2 groups of 128), kOut (Elem).
+/// Cfg: kInt8, kBlockN (tokens per CTA), kStages, kClusterY (1, or 2: token-tile pairs share
+/// the weight tile), kWeightScale (0 tensor, 1 channel, 2 blocks of 128 x 128), kActScale
+/// (0 tensor, 1 token, 2 groups of 128), kOut (Elem).
 template <class Cfg>
 struct DenseAct8 {
   static constexpr bool kInt8 = Cfg::kInt8;
@@ -56,6 +64,9 @@ struct DenseAct8 {
   static_assert(kBN % 8 == 0 && kBN >= 8 && kBN <= 256, "tokens per CTA: 8 .. 256, by 8");
   static_assert(kActBytes % 1024 == 0, "stage tiles start 1024-byte aligned (the swizzle)");
   static_assert(Cfg::kStages >= 2, "the ring needs two stages");
+  static constexpr int kClusterY = Cfg::kClusterY;
+  static_assert(kClusterY == 1 || kClusterY == 2, "one CTA, or two sharing the weight tile");
+  static constexpr int kSliceRows = kRows / kClusterY;  // weight rows each CTA copies
 
   struct Smem {
     u8* stage(int s) const { return base + s * kStageBytes; }
@@ -95,8 +106,15 @@ struct DenseAct8 {
       if (it >= Cfg::kStages) mbarrier_wait(&sm.empty()[s], (it / Cfg::kStages - 1) & 1);
       const int kb = w.stage_begin + it;
       if (tid == 0) {
+        // Both weight slices land here (one from the other CTA of a cluster): kStageBytes.
         mbarrier_arrive_expect_tx(&sm.full()[s], kStageBytes);
-        tma_load_2d(sm.stage(s), &maps->w, kb * kStageK, w.n0, &sm.full()[s]);
+        if constexpr (kClusterY == 1) {
+          tma_load_2d(sm.stage(s), &maps->w, kb * kStageK, w.n0, &sm.full()[s]);
+        } else {
+          const int r = static_cast<int>(cluster_rank());
+          tma_load_2d_multicast(sm.stage(s) + r * kSliceRows * kStageK, &maps->w, kb * kStageK,
+                                w.n0 + r * kSliceRows, &sm.full()[s], (1u << kClusterY) - 1);
+        }
         tma_load_2d(sm.stage(s) + kWeightBytes, &maps->a, kb * kStageK, w.m0, &sm.full()[s]);
       }
       if constexpr (kStageScales) {
@@ -150,9 +168,18 @@ struct DenseAct8 {
     wgmma_commit();
   }
 
+  /// Frees stage `it`'s ring slot for the producers that fill it (both CTAs' of a cluster).
   static QGEMM_DEVICE void release(const Smem& sm, int it, int lane) {
     __syncwarp();
-    if (lane == 0) mbarrier_arrive(&sm.empty()[it % Cfg::kStages]);
+    if (lane == 0) {
+      if constexpr (kClusterY == 1) {
+        mbarrier_arrive(&sm.empty()[it % Cfg::kStages]);
+      } else {
+#pragma unroll
+        for (int r = 0; r < kClusterY; ++r)
+          mbarrier_arrive_cluster(&sm.empty()[it % Cfg::kStages], r);
+      }
+    }
   }
 
   // NOTE: int8 products sum exactly in s32 (|sum| <= 127 * 128 * K < 2^31 for K < 131072), so
@@ -265,16 +292,21 @@ struct DenseAct8 {
     if (threadIdx.x == 0) {
       for (int s = 0; s < Cfg::kStages; ++s) {
         mbarrier_init(&sm.full()[s], kStageScales ? 1 + 128 : 1);
-        mbarrier_init(&sm.empty()[s], kConsumerThreads / 32);  // every consumer warp
+        // Every consumer warp of every CTA this slot's producers write into.
+        mbarrier_init(&sm.empty()[s], kClusterY * kConsumerThreads / 32);
       }
     }
     __syncthreads();
+    // The other CTA's barriers exist before anything arrives on them or multicasts to them.
+    if constexpr (kClusterY > 1) cluster_sync();
     const int warpgroup = threadIdx.x / 128;
     if (warpgroup == 0) {
       setmaxnreg_dec<40>();
       allow_dependent_launch();
       grid_dependency_wait();  // the activations (and their scales) may come from the kernel before
       produce(p, maps, w, sm, threadIdx.x);
+      // A CTA's shared memory must outlive the other's multicasts and arrivals into it.
+      if constexpr (kClusterY > 1) cluster_sync();
       return;
     }
     setmaxnreg_inc<232>();
@@ -284,12 +316,14 @@ struct DenseAct8 {
     float acc[4 * kFrags];
     consume(w, sm, wg, lane, acc);
     grid_dependency_wait();  // before writing C, partials or counters
-    if (gridDim.z > 1 && !sum_splits(p, w, sm, wg, warp, lane, ctid, acc)) return;
+    // Clusters run unsplit (the host launches them with gridDim.z = 1).
+    if (kClusterY == 1 && gridDim.z > 1 && !sum_splits(p, w, sm, wg, warp, lane, ctid, acc)) return;
 #pragma unroll
     for (int i = 0; i < 4 * kFrags; ++i) {
       const int row = row_of(w, wg, warp, lane, i), token = token_of(w, lane, i);
       if (row < p.n && token < p.m) store(p, row, token, out_value(p, row, token, acc[i]));
     }
+    if constexpr (kClusterY > 1) cluster_sync();
   }
 };
 

@@ -48,7 +48,9 @@ QGEMM_DEVICE void cluster_sync_relaxed() {
 /// The shared::cluster address of `p`'s position in the shared memory of the CTA of rank `rank`.
 QGEMM_DEVICE u32 cluster_address(const void* p, u32 rank) {
   u32 remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(smem_addr(p)), "r"(rank));
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n"
+               : "=r"(remote)
+               : "r"(smem_addr(p)), "r"(rank));
   return remote;
 }
 
@@ -73,5 +75,13 @@ QGEMM_DEVICE float4 load_cluster_f32x4(const float* p, u32 rank) {
 }
 
 #endif
+
+/// One arrival (release at cluster scope) on the mbarrier at `bar`'s position in the shared
+/// memory of the CTA of cluster rank `rank` (this CTA's own included).
+QGEMM_DEVICE void mbarrier_arrive_cluster(const u64* bar, u32 rank) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(
+                   cluster_address(bar, rank))
+               : "memory");
+}
 
 }  // namespace qgemm

@@ -35,19 +35,22 @@ class Act8Layer final : public PreparedLayer {
     if (!scales) return scales.status();
     codes_ = std::move(*codes);
     scales_ = std::move(*scales);
-    return encode_tma_bytes_sw128(codes_.get(), problem_.k, problem_.n, ldw_, 128, 128, &w_map_);
+    // Boxes of the whole 128-row tile, and of the half each CTA of a pair copies.
+    QGEMM_RETURN_IF_ERROR(
+        encode_tma_bytes_sw128(codes_.get(), problem_.k, problem_.n, ldw_, 128, 128, &w_maps_[0]));
+    return encode_tma_bytes_sw128(codes_.get(), problem_.k, problem_.n, ldw_, 128, 64, &w_maps_[1]);
   }
 
   Status prepare(int64_t max_tokens) override {
     const std::string arch = problem_.device_info.arch();
-    for (int64_t m = 1;; m = config(m).block_n + 1) {
+    // Every config an m <= max_tokens takes: the first M of each token tile, and the largest
+    // (the 128-token tiles pair up in clusters from some M on).
+    for (int64_t m : {int64_t{1}, int64_t{9}, int64_t{17}, int64_t{33}, int64_t{65}, max_tokens}) {
       const DenseAct8Config c = config(std::min(m, max_tokens));
-      if (!kernels_.count(c.block_n)) {
-        auto k = get_kernel(c.spec());
-        if (!k) return k.status();
-        kernels_[c.block_n] = *k;
-      }
-      if (c.block_n >= max_tokens || c.block_n == 128) break;
+      if (kernels_.count(key(c))) continue;
+      auto k = get_kernel(c.spec());
+      if (!k) return k.status();
+      kernels_[key(c)] = *k;
     }
     if (!quantizer_) {
       auto q = GpuActQuantizer::create(problem_.act, problem_.input, arch);
@@ -109,7 +112,7 @@ class Act8Layer final : public PreparedLayer {
       }
     }
     const DenseAct8Config c = config(m);
-    auto kernel = kernels_.find(c.block_n);
+    auto kernel = kernels_.find(key(c));
     if (kernel == kernels_.end())
       return invalid_argument(
           str("qgemm::Linear::run: m=", m, " has no kernel; call prepare(", m, ") first"));
@@ -129,12 +132,15 @@ class Act8Layer final : public PreparedLayer {
     p.w_scale_cols = static_cast<i32>((k + 127) / 128);
     p.a_scale_cols = static_cast<i32>(std::max<int64_t>(problem_.act.scale_cols(k), 1));
     DenseAct8Maps maps;
-    maps.w = w_map_;
+    maps.w = w_maps_[c.cluster_y > 1 ? 1 : 0];
     QGEMM_RETURN_IF_ERROR(encode_tma_bytes_sw128(acts.q, k, m, acts.ldq, 128, c.block_n, &maps.a));
     const bool programmatic = problem_.programmatic_launch && !settings().no_programmatic_launch;
-    return launch_z_clusters(kernel->second, static_cast<unsigned>((problem_.n + 127) / 128),
-                             static_cast<unsigned>((m + c.block_n - 1) / c.block_n),
-                             static_cast<unsigned>(s), 1, programmatic, stream, p, maps);
+    // A cluster pair's second CTA past the last token tile still copies its weight half.
+    const int64_t token_tiles = (m + c.block_n - 1) / c.block_n;
+    const int64_t grid_y = (token_tiles + c.cluster_y - 1) / c.cluster_y * c.cluster_y;
+    return launch_clusters(kernel->second, static_cast<unsigned>((problem_.n + 127) / 128),
+                           static_cast<unsigned>(grid_y), static_cast<unsigned>(s),
+                           static_cast<unsigned>(c.cluster_y), 1, programmatic, stream, p, maps);
   }
 
   std::string describe() const override {
@@ -142,10 +148,11 @@ class Act8Layer final : public PreparedLayer {
     int64_t from = 1;
     for (int bn : {8, 16, 32, 64, 128}) {
       const DenseAct8Config c = config(bn);
-      s += str(bn == 8 ? "" : "\n  ", "M ", from, bn == 128 ? "+" : str("-", bn), ": dense_act8 ",
-               c.to_string());
+      s += str(bn == 8 ? "" : "\n  ", "M ", from, "-", bn, ": dense_act8 ", c.to_string());
       from = bn + 1;
     }
+    s += str("\n  M 129+: dense_act8 ", config(129).to_string(),
+             " (cy2 where unsplit: two token tiles share the weight tile)");
     return s + str("\n  16-bit input: quantized to ", problem_.act.to_string(),
                    " on the GPU first (kernels/act_quant)");
   }
@@ -153,8 +160,10 @@ class Act8Layer final : public PreparedLayer {
  private:
   DenseAct8Config config(int64_t m) const {
     return DenseAct8Config::for_layer(problem_.weight, problem_.act, problem_.out,
-                                      problem_.device_info.arch(), m);
+                                      problem_.device_info.arch(), m, problem_.n, problem_.k,
+                                      problem_.device_info.multiprocessors);
   }
+  static int key(const DenseAct8Config& c) { return c.cluster_y * 1000 + c.block_n; }
   int splits(const DenseAct8Config& c, int64_t m) const {
     return dense_act8_splits(problem_.n, m, problem_.k, c.block_n,
                              problem_.device_info.multiprocessors);
@@ -163,8 +172,8 @@ class Act8Layer final : public PreparedLayer {
   LayerProblem problem_;
   int64_t ldw_ = 0;
   DeviceBuffer codes_, scales_, counters_;
-  TmaMap w_map_{};
-  std::map<int, LoadedKernel> kernels_;  ///< by tokens per CTA
+  TmaMap w_maps_[2] = {};                ///< boxes of 128 weight rows, and of 64
+  std::map<int, LoadedKernel> kernels_;  ///< by key(): cluster and tokens per CTA
   std::unique_ptr<GpuActQuantizer> quantizer_;
 };
 

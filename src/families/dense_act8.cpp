@@ -58,11 +58,18 @@ int dense_act8_splits(int64_t n, int64_t m, int64_t k, int block_n, int sms) {
   return static_cast<int>(std::clamp<int64_t>(splits, 1, 16));
 }
 
+int dense_act8_cluster_y(int64_t n, int64_t m, int64_t k, int sms) {
+  const int block_n = dense_act8_block_n(m);
+  return block_n == 128 && m > block_n && dense_act8_splits(n, m, k, block_n, sms) == 1 ? 2 : 1;
+}
+
 DenseAct8Config DenseAct8Config::for_layer(const WeightFormat& w, const ActFormat& a, DType out,
-                                           const std::string& arch, int64_t m) {
+                                           const std::string& arch, int64_t m, int64_t n, int64_t k,
+                                           int sms) {
   DenseAct8Config c;
   c.int8 = w.type == DType::int_bits(8);
   c.block_n = dense_act8_block_n(m);
+  c.cluster_y = dense_act8_cluster_y(n, m, k, sms);
   const int stage = 128 * 128 + c.block_n * 128;
   c.stages = std::min(kMaxStages, kRingBudget / stage);
   c.weight_scale = w.scale_kind == ScaleKind::kTensor    ? 0
@@ -80,7 +87,8 @@ std::string DenseAct8Config::to_string() const {
   static const char* const kWeight[] = {"tensor", "channel", "b128"};
   static const char* const kAct[] = {"tensor", "token", "g128"};
   return str(int8 ? "int8" : "e4m3", " w:", kWeight[weight_scale], " a:", kAct[act_scale], " n",
-             block_n, " s", stages, " -> ", out.name(), " ", arch);
+             block_n, " s", stages, cluster_y > 1 ? str(" cy", cluster_y) : std::string(), " -> ",
+             out.name(), " ", arch);
 }
 
 int DenseAct8Config::smem_bytes() const {
@@ -100,6 +108,7 @@ KernelSpec DenseAct8Config::spec() const {
       str("#include \"dense_act8/dense_act8.cuh\"\nstruct Cfg {\n",
           "  static constexpr bool kInt8 = ", int8 ? "true" : "false", ";\n",
           "  static constexpr int kBlockN = ", block_n, ";\n",
+          "  static constexpr int kClusterY = ", cluster_y, ";\n",
           "  static constexpr int kStages = ", stages, ";\n",
           "  static constexpr int kWeightScale = ", weight_scale, ";\n",
           "  static constexpr int kActScale = ", act_scale, ";\n",

@@ -16,14 +16,16 @@ struct DenseAct8Config {
   bool int8 = false;
   int block_n = 128;     ///< tokens per CTA (8 .. 256, by 8)
   int stages = 6;        ///< 128-K stages in the ring
+  int cluster_y = 1;     ///< 2: neighbouring token tiles share the weight tile (TMA multicast)
   int weight_scale = 1;  ///< 0 tensor, 1 channel, 2 blocks of 128 x 128
   int act_scale = 1;     ///< 0 tensor, 1 token, 2 groups of 128
   DType out = DType::bf16();
   std::string arch = "sm_90a";
 
-  /// The config for a layer of these formats at up to m tokens (its M bucket).
+  /// The config for an n x k layer of these formats at m tokens on a GPU of `sms` SMs.
   static DenseAct8Config for_layer(const WeightFormat& weight, const ActFormat& act, DType out,
-                                   const std::string& arch, int64_t m);
+                                   const std::string& arch, int64_t m, int64_t n, int64_t k,
+                                   int sms);
   std::string to_string() const;
   KernelSpec spec() const;
   int smem_bytes() const;
@@ -40,6 +42,10 @@ int dense_act8_block_n(int64_t m);
 /// K splits of an n x k layer at m tokens on `sms` SMs: enough CTAs for one wave (one CTA per
 /// SM), each split keeping at least four stages.
 int dense_act8_splits(int64_t n, int64_t m, int64_t k, int block_n, int sms);
+
+/// CTAs per cluster along the tokens: 2 (sharing the weight tile) for unsplit 128-token tiles
+/// of at least two token tiles, else 1.
+int dense_act8_cluster_y(int64_t n, int64_t m, int64_t k, int sms);
 
 /// A layer with quantized activations on the family's kernels (backend "jit").
 Expected<std::unique_ptr<PreparedLayer>> build_dense_act8_layer(const QuantizedWeight& weight,

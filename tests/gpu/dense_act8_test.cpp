@@ -1,6 +1,7 @@
 // The 8-bit-activation family on the GPU (sm_90a): W8A8 FP8 (channel, tensor and DeepSeek's
 // 128 x 128 blocks) and W8A8 INT8 against the reference built from the same quantized operands,
-// at decode and prefill M, odd N and K, and long K.
+// at decode and prefill M (split K, and the clusters of unsplit 128-token tiles, an odd count of
+// token tiles included), odd N and K, and long K.
 #include <gtest/gtest.h>
 
 #include "gpu_test_util.h"
@@ -28,12 +29,13 @@ TEST(DenseAct8Gpu, MatchesReference) {
       {"e4m3/channel/fp32", "e4m3/token", 256, 1000},  // K % 16 != 0: the layer re-pitches rows
       {"e4m3/tensor/fp32", "e4m3/tensor", 520, 512},
       {"e4m3/b128x128/fp32", "e4m3/g128/fp32", 392, 1152},
+      {"e4m3/b128x128/fp32", "e4m3/g128/fp32", 640, 512},  // unsplit: clusters from M = 129
       {"e4m3/channel/fp32", "e4m3/g128/fp32", 256, 640},
       {"int8/channel/fp32", "int8/token", 333, 768},
       {"int8/channel/fp32", "int8/tensor", 264, 1000},
   };
   for (const Act8Case& c : cases)
-    for (int64_t m : {1, 7, 118, 1000}) {
+    for (int64_t m : {1, 7, 118, 300, 1000}) {
       SCOPED_TRACE(str(c.weight, " x ", c.act, " N=", c.n, " K=", c.k, " M=", m));
       auto r =
           testing::run_and_check(*WeightFormat::parse(c.weight), *ActFormat::parse(c.act),

@@ -24,7 +24,7 @@ TEST(DenseAct8, CompilesForEveryConfigWithoutSpills) {
     for (int64_t m : {1, 16, 32, 64, 4096})
       for (DType out : {DType::bf16(), DType::fp32()})
         specs.push_back(DenseAct8Config::for_layer(*WeightFormat::parse(w), *ActFormat::parse(a),
-                                                   out, "sm_90a", m)
+                                                   out, "sm_90a", m, 8192, 8192, 132)
                             .spec());
   ASSERT_NO_FATAL_FAILURE(
       testing::for_each_compiled(specs, [](const KernelSpec& spec, const CompiledKernel& k) {
@@ -43,6 +43,10 @@ TEST(DenseAct8, PolicyTilesByMAndFillsAWave) {
   EXPECT_EQ(2, dense_act8_splits(8192, 1, 8192, 8, 132));  // 64 tiles
   EXPECT_EQ(1, dense_act8_splits(8192, 4096, 8192, 128, 132));
   EXPECT_EQ(1, dense_act8_splits(8192, 1, 256, 8, 132)) << "at least four stages per split";
+  EXPECT_EQ(2, dense_act8_cluster_y(8192, 4096, 8192, 132));
+  EXPECT_EQ(1, dense_act8_cluster_y(8192, 128, 8192, 132)) << "one token tile";
+  EXPECT_EQ(1, dense_act8_cluster_y(8192, 64, 8192, 132));
+  EXPECT_EQ(1, dense_act8_cluster_y(1024, 256, 8192, 132)) << "split K runs unclustered";
   const DeviceInfo h100{"H100", 9, 0, 132};
   EXPECT_TRUE(dense_act8_supports(*WeightFormat::parse("e4m3/channel/fp32"),
                                   *ActFormat::parse("e4m3/token"), DType::bf16(), h100)

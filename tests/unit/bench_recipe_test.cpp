@@ -239,7 +239,7 @@ TEST(BenchRecipeTest, RejectsBadTopLevelValues) {
       {"name: x\nrotate_mb: 1.5\n", "test.yaml:2: key 'rotate_mb' must be an"},
       {"name: [a]\n", "test.yaml:1: key 'name' must be a string, got a list"},
       {"name: x\nbackends: [jit, cublas]\n",
-       "test.yaml:2: backend 'cublas' is not known; accepted: jit, jit-pdl, qdq, "
+       "test.yaml:2: backend 'cublas' is not known; accepted: jit, jit-pdl, jit-q16, qdq, "
        "cpu, cublas-bf16, cublas-fp8"},
       {"name: x\nbackends: jit\n", "test.yaml:2: key 'backends' must be a"},
       {"name: x\nbackends: [jit, jit]\n", "test.yaml:2: key 'backends' lists"},

@@ -83,9 +83,10 @@ void add_bench_command(CLI::App& app, const std::string& command_line) {
   cmd->add_option("recipe", o->recipe, "Recipe file, e.g. bench/recipes/smoke.yaml")->required();
   cmd->add_option("--out", o->out_json, "Write the JSON report here");
   cmd->add_option("--plot", o->plot, "Write an SVG plot (TFLOPS against M) here");
-  cmd->add_option("--backend", o->backends,
-                  "Comma-separated backends to run instead of the recipe's: jit, qdq, cpu, "
-                  "cublas-bf16, cublas-fp8");
+  cmd->add_option(
+      "--backend", o->backends,
+      "Comma-separated backends to run instead of the recipe's: jit, jit-pdl, jit-q16, qdq, cpu, "
+      "cublas-bf16, cublas-fp8");
   cmd->add_flag("--no-peaks", o->no_peaks, "Skip measuring copy bandwidth and cuBLAS peaks");
   cmd->callback([o, command_line] {
     const int rc = run_bench(*o, command_line);
