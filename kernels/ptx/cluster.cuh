@@ -76,11 +76,14 @@ QGEMM_DEVICE float4 load_cluster_f32x4(const float* p, u32 rank) {
 
 #endif
 
-/// One arrival (release at cluster scope) on the mbarrier at `bar`'s position in the shared
-/// memory of the CTA of cluster rank `rank` (this CTA's own included).
+/// One arrival on the mbarrier at `bar`'s position in the shared memory of the CTA of cluster
+/// rank `rank` (this CTA's own included), with the default (CTA-scope) release: for freeing a
+/// ring slot the caller only read.
+// NOTE: a cluster-scope release (.release.cluster) waits for the thread's earlier memory
+// operations to be visible cluster-wide; one per consumer warp and stage made the clustered
+// dense_act8 tiles 2.8x slower (107 against 38 us at M = 256 on an H100).
 QGEMM_DEVICE void mbarrier_arrive_cluster(const u64* bar, u32 rank) {
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(
-                   cluster_address(bar, rank))
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_address(bar, rank))
                : "memory");
 }
 
