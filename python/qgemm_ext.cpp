@@ -260,7 +260,9 @@ nb::ndarray<nb::numpy, float> run_host(const Linear& layer, const HostFloats& a,
     LinearArgs args;
     args.m = m;
     args.a = qa.data.data();
-    if (o.act.is_quantized()) args.a_scales = ActScales::of(o.act, qa.scales.data());
+    if (o.act.is_quantized())
+      args.a_scales =
+          ActScales::of(o.act, qa.scales.data(), qa.global.empty() ? nullptr : qa.global.data());
     args.bias = bias ? b.data() : nullptr;
     args.c = c.data();
     args.workspace = workspace.empty() ? nullptr : workspace.data();
@@ -270,15 +272,17 @@ nb::ndarray<nb::numpy, float> run_host(const Linear& layer, const HostFloats& a,
   return to_numpy(decode_values(c, o.out, count), {size_t(m), size_t(layer.n())});
 }
 
-/// One call on device memory: pointers as integers, on the caller's stream.
+/// One call on device memory: pointers as integers, on the caller's stream. A layer of quantized
+/// activations given no `a_scales` takes 16-bit input and quantizes it itself.
 void run_pointers(const Linear& layer, int64_t m, uintptr_t a, uintptr_t c, uintptr_t bias,
-                  uintptr_t a_scales, uintptr_t workspace, size_t workspace_bytes,
-                  uintptr_t stream) {
+                  uintptr_t a_scales, uintptr_t a_global, uintptr_t workspace,
+                  size_t workspace_bytes, uintptr_t stream) {
   LinearArgs args;
   args.m = m;
   args.a = reinterpret_cast<const void*>(a);
-  if (layer.options().act.is_quantized())
-    args.a_scales = ActScales::of(layer.options().act, reinterpret_cast<const float*>(a_scales));
+  if (layer.options().act.is_quantized() && a_scales != 0)
+    args.a_scales = ActScales::of(layer.options().act, reinterpret_cast<const float*>(a_scales),
+                                  reinterpret_cast<const float*>(a_global));
   args.bias = reinterpret_cast<const void*>(bias);
   args.c = reinterpret_cast<void*>(c);
   args.workspace = reinterpret_cast<void*>(workspace);
@@ -389,6 +393,13 @@ NB_MODULE(_qgemm, m) {
           "scales",
           [](const QuantizedActivations& a) { return to_numpy(a.scales, {a.scales.size()}); },
           nb::rv_policy::move, "float32 scales: [M] per token, [M * groups] per group, [1].")
+      .def_prop_ro(
+          "global_scale",
+          [](const QuantizedActivations& a) -> std::optional<float> {
+            if (a.global.empty()) return std::nullopt;
+            return a.global[0];
+          },
+          "The /global scale (NVFP4), else None.")
       .def("dequantize", &dequantize_activations, "The exact values as float32 [M, K].");
 
   m.def("quantize_weights", &quantize_weights_py, "weights"_a, "format"_a,
@@ -437,8 +448,10 @@ NB_MODULE(_qgemm, m) {
       .def("run_host", &run_host, "a"_a, "bias"_a = nb::none(),
            "Runs a host layer on float32 NumPy arrays; returns float32 [M, N].")
       .def("run", &run_pointers, "m"_a, "a"_a, "c"_a, "bias"_a = 0, "a_scales"_a = 0,
-           "workspace"_a = 0, "workspace_bytes"_a = 0, "stream"_a = 0,
-           "One call on device memory: pointers as integers, on `stream` (a CUstream).")
+           "a_global"_a = 0, "workspace"_a = 0, "workspace_bytes"_a = 0, "stream"_a = 0,
+           "One call on device memory: pointers as integers, on `stream` (a CUstream). Quantized "
+           "activations pass their scales (and NVFP4's global scale); without a_scales the layer "
+           "quantizes 16-bit input itself.")
       .def("explain", &Linear::explain)
       .def_prop_ro("backend", &Linear::backend)
       .def_prop_ro("n", &Linear::n)

@@ -152,6 +152,7 @@ def test_reference_rejects_mismatched_k():
     ("uint4/g128/fp16/zp", "fp16", "fp32"),
     ("nvfp4", "bf16", "bf16"),
     ("int8/channel/fp32", "e4m3/token", "bf16"),
+    ("int4/g128/bf16", "nvfp4", "bf16"),
 ])
 def test_host_linear_matches_numpy(weight, act, out):
     m, n, k = 9, 48, 256
@@ -243,3 +244,11 @@ def test_act_order_layer_runs_on_permuted_activations(tmp_path):
 def test_missing_checkpoint_names_the_file(tmp_path):
     with pytest.raises(qgemm.Error, match="config.json"):
         qgemm.load_checkpoint(tmp_path)
+
+
+def test_nvfp4_activations_carry_a_global_scale():
+    x = random((4, 64), 21)
+    a = qgemm.quantize_activations(x, "nvfp4")
+    assert str(a.format) == "e2m1/g16/e4m3/global"
+    assert a.global_scale == pytest.approx(np.abs(x).max() / 2688.0, rel=1e-6)
+    assert qgemm.quantize_activations(x, "e4m3/token").global_scale is None
