@@ -74,8 +74,6 @@ QGEMM_DEVICE float4 load_cluster_f32x4(const float* p, u32 rank) {
   return v;
 }
 
-#endif
-
 /// One arrival on the mbarrier at `bar`'s position in the shared memory of the CTA of cluster
 /// rank `rank` (this CTA's own included), with the default (CTA-scope) release: for freeing a
 /// ring slot the caller only read.
@@ -86,5 +84,7 @@ QGEMM_DEVICE void mbarrier_arrive_cluster(const u64* bar, u32 rank) {
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_address(bar, rank))
                : "memory");
 }
+
+#endif
 
 }  // namespace qgemm

@@ -8,19 +8,20 @@
 #include <tuple>
 #include <vector>
 
+#include "backend/device_presets.h"
 #include "bench/lib/recipe.h"
 #include "commands.h"
+#include "families/dense_act8.h"
+#include "families/dense_expand.h"
 #include "jit/compiler.h"
 #include "jit/dequantize_kernel.h"
 #include "jit/kernel_cache.h"
 #include "plan/jit_kernel_plan.h"
-#include "plan/jit_kernel_plan.h"
 #include "plan/mma_launch.h"
-#include "families/dense_expand.h"
 #include "qgemm/device.h"
 #include "qgemm/format.h"
+#include "quant/gpu_act_quantizer.h"
 #include "util/error.h"
-#include "backend/device_presets.h"
 
 namespace qgemm::cli {
 namespace {
@@ -143,16 +144,14 @@ void add_check_specs(const std::string& arch, SpecSet& set, std::vector<std::str
       bool every_format;
     };
     if (arch == "sm_90a")
-      for (const CheckTile& t : {CheckTile{"w4x1 t1 f2 s6 k128 wg", true},
-                                 CheckTile{"w4x2 t1 f8 s4 k128 wg", true},
-                                 CheckTile{"w4x1 t1 f16 s4 k128 wg", true},
-                                 CheckTile{"w8x1 t1 f8 s6 k128 ws", true},
-                                 CheckTile{"w8x1 t1 f16 s5 k128 ws", true},
-                                 CheckTile{"w8x1 t1 f8 s4 k256 ws", true},
-                                 CheckTile{"w4x1 t1 f8 s6 k128 ws kw2", true},
-                                 CheckTile{"w8x1 t1 f8 s6 k128 ws ps", false},
-                                 CheckTile{"w8x1 t1 f16 s5 k128 ws ps", false},
-                                 CheckTile{"w8x1 t1 f32 s6 k64 ws ps", false}}) {
+      for (const CheckTile& t :
+           {CheckTile{"w4x1 t1 f2 s6 k128 wg", true}, CheckTile{"w4x2 t1 f8 s4 k128 wg", true},
+            CheckTile{"w4x1 t1 f16 s4 k128 wg", true}, CheckTile{"w8x1 t1 f8 s6 k128 ws", true},
+            CheckTile{"w8x1 t1 f16 s5 k128 ws", true}, CheckTile{"w8x1 t1 f8 s4 k256 ws", true},
+            CheckTile{"w4x1 t1 f8 s6 k128 ws kw2", true},
+            CheckTile{"w8x1 t1 f8 s6 k128 ws ps", false},
+            CheckTile{"w8x1 t1 f16 s5 k128 ws ps", false},
+            CheckTile{"w8x1 t1 f32 s6 k64 ws ps", false}}) {
         auto c = mma_config_for(*MmaTile::parse(t.text), weight, *parse_dtype(f.act),
                                 *parse_dtype(f.out), device);
         if (c)
@@ -164,6 +163,23 @@ void add_check_specs(const std::string& arch, SpecSet& set, std::vector<std::str
   }
   for (const char* w : kCheckDequant)
     set.add(DequantizeConfig{*WeightFormat::parse(w), DType::bf16(), arch}.spec());
+  // The GPU activation quantizers (every target) and the 8-bit-activation tiles (sm_90a) of
+  // each M bucket, clusters included.
+  for (const char* act :
+       {"e4m3/token", "e4m3/tensor", "e4m3/g128/fp32", "mxfp8", "int8/token", "nvfp4"})
+    for (auto kernel : {ActQuantConfig::Kernel::kQuantize, ActQuantConfig::Kernel::kAmax,
+                        ActQuantConfig::Kernel::kDequantize})
+      set.add(ActQuantConfig{*ActFormat::parse(act), DType::bf16(), arch, kernel}.spec());
+  if (arch == "sm_90a")
+    for (const auto& [w, a] : {std::pair{"e4m3/channel/fp32", "e4m3/token"},
+                               std::pair{"e4m3/b128x128/fp32", "e4m3/g128/fp32"},
+                               std::pair{"int8/channel/fp32", "int8/token"}})
+      for (int64_t m : {1, 16, 32, 64, 4096})
+        set.add(
+            DenseAct8Config::for_layer(*WeightFormat::parse(w), *ActFormat::parse(a), DType::bf16(),
+                                       arch, m, kCheckN, kCheckK, device.multiprocessors)
+                .spec(),
+            str("M ", m));
 }
 
 struct CheckOptions {
