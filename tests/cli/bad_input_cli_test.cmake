@@ -11,6 +11,8 @@ file(WRITE ${WORK}/huge.yaml
 
 # Each case: the expected part of the message, then the arguments (a '|'-separated list).
 set(cases
+  "cannot read|report|does_not_exist.json"
+  "not a JSON object|report|${WORK}/not_yaml.yaml"
   "--m, --n and --k must be positive|verify|--m|0|--n|64|--k|128|--weight|int4/g128"
   "--m, --n and --k must be positive|verify|--m|1|--n|-5|--k|128|--weight|int4/g128"
   "unknown weight type 'int9'|verify|--m|1|--n|64|--k|128|--weight|int9/g128"

@@ -42,6 +42,22 @@ if(NOT svg MATCHES "<svg")
 endif()
 message(STATUS "bench smoke: ${timed} cpu rows timed, report and plot written")
 
+# The grid summary of a report: the smoke report's cpu rows have no cuBLAS ratio (a clear
+# error); the committed H200 results summarize, with a heat map.
+execute_process(COMMAND ${QGEMM} report ${WORK}/smoke.json --backend cpu
+                RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
+if(rc EQUAL 0 OR NOT stderr MATCHES "has no 'cpu' rows")
+  message(FATAL_ERROR "qgemm report on cpu rows exited with ${rc}\n${stdout}\n${stderr}")
+endif()
+execute_process(
+  COMMAND ${QGEMM} report ${SOURCE}/bench/results/h200/dense_w4a16.json --svg ${WORK}/grid.svg
+  RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
+file(READ ${WORK}/grid.svg grid)
+if(NOT rc EQUAL 0 OR NOT stdout MATCHES "int4/g128/bf16 x bf16" OR NOT stdout MATCHES "cliffs"
+   OR NOT grid MATCHES "<svg")
+  message(FATAL_ERROR "qgemm report exited with ${rc}\n${stdout}\n${stderr}")
+endif()
+
 # A checkpoint directory around the GPTQ layer: verify finds it, reads it and passes.
 file(MAKE_DIRECTORY ${WORK}/checkpoint)
 file(COPY_FILE ${GPTQ_LAYER} ${WORK}/checkpoint/model.safetensors)

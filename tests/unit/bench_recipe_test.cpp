@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <initializer_list>
+#include <map>
 #include <string>
 
 #include "bench/lib/recipe.h"
@@ -210,6 +212,33 @@ TEST(BenchRecipeTest, CommittedRecipesParse) {
     EXPECT_EQ(p.backends, (std::vector<std::string>{"jit", "jit-pdl", "qdq", "cublas-bf16"}))
         << p.name;
   }
+}
+
+// The grid recipe samples the grid by a fixed rule: every format sees every M value once, on one
+// layer of each of three models, with at least 15 repetitions.
+TEST(BenchRecipeTest, GridRecipeCoversEveryFormatAndM) {
+  const std::filesystem::path root = repo_root();
+  ASSERT_FALSE(root.empty());
+  Expected<Recipe> grid = load_recipe((root / "bench/recipes/dense_grid.yaml").string());
+  ASSERT_TRUE(grid.ok()) << grid.status().to_string();
+  EXPECT_GE(grid->repetitions, 15);
+  ASSERT_EQ(grid->problems.size(), 33u);
+  std::map<std::string, std::vector<int64_t>> ms;
+  std::map<std::string, int> layers;
+  for (const BenchProblem& p : grid->problems) {
+    ms[p.weight].insert(ms[p.weight].end(), p.m.begin(), p.m.end());
+    ++layers[p.weight];
+  }
+  ASSERT_EQ(ms.size(), 11u);
+  const std::vector<int64_t> all = {1,   2,   4,   8,   16,  24,  32,   48,   64,   96,   128, 160,
+                                    200, 256, 320, 384, 512, 768, 1024, 1536, 2048, 3072, 4096};
+  for (auto& [weight, list] : ms) {
+    std::sort(list.begin(), list.end());
+    EXPECT_EQ(list, all) << weight;
+    EXPECT_EQ(layers[weight], 3) << weight;
+  }
+  Expected<Recipe> act = load_recipe((root / "bench/recipes/quantized_act.yaml").string());
+  ASSERT_TRUE(act.ok()) << act.status().to_string();
 }
 
 TEST(BenchRecipeTest, LoadRecipeReportsMissingFile) {

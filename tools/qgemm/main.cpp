@@ -1,12 +1,12 @@
 #include <cstdio>
 #include <string>
 
-#include "qgemm/version.h"
 #include "commands.h"
+#include "qgemm/version.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"qgemm: quantized GEMM for LLM inference on NVIDIA GPUs (version " QGEMM_VERSION_STRING
-               ")"};
+  CLI::App app{
+      "qgemm: quantized GEMM for LLM inference on NVIDIA GPUs (version " QGEMM_VERSION_STRING ")"};
   app.require_subcommand(1);
   qgemm::cli::add_info_command(app);
   qgemm::cli::add_formats_command(app);
@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   std::string command_line = "qgemm";
   for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];
   qgemm::cli::add_bench_command(app, command_line);
+  qgemm::cli::add_report_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
