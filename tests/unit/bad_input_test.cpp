@@ -181,6 +181,13 @@ std::vector<BadInput> bad_inputs() {
                                     *WeightFormat::parse("int4/g128"));
          return create_with(w, [](LinearOptions&) {});
        }},
+      {"e4m3 input", ErrorCode::kInvalidArgument, "input type e4m3 is not supported",
+       [] {
+         return create_with(small_weight(), [](LinearOptions& o) { o.input = DType::e4m3(); });
+       }},
+      {"nvfp4 activations without their global scale", ErrorCode::kInvalidArgument,
+       "which need a_scales.global",
+       [] { return run_with("nvfp4", [](LinearArgs& a) { a.a_scales.global = nullptr; }); }},
       {"int8 output", ErrorCode::kInvalidArgument, "output type int8 is not supported",
        [] {
          return create_with(small_weight(), [](LinearOptions& o) { o.out = DType::int_bits(8); });
