@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "bench/lib/report.h"
+#include "bench/lib/svg_plot.h"
 #include "qgemm/format.h"
 #include "util/error.h"
 
@@ -71,33 +73,9 @@ int bucket_index(const std::string& b) {
   return int(std::size(kBuckets));
 }
 
-std::string fixed(double v, int digits) {
-  if (!std::isfinite(v)) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
 std::string pad(std::string s, size_t width) {
   if (s.size() < width) s.append(width - s.size(), ' ');
   return s;
-}
-
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '<')
-      out += "&lt;";
-    else if (c == '>')
-      out += "&gt;";
-    else if (c == '&')
-      out += "&amp;";
-    else if (c == '"')
-      out += "&quot;";
-    else
-      out += c;
-  }
-  return out;
 }
 
 // Green (fast) through white (1.0) to red (slow), on a log scale clamped at 0.25x and 2x.
@@ -253,9 +231,9 @@ std::string render_grid_table(const GridReport& r) {
     s += pad(format, 44);
     for (const char* b : kBuckets) {
       auto it = cells.find(b);
-      s += pad(it == cells.end()
-                   ? "-"
-                   : str(fixed(it->second->geomean, 2), " / ", fixed(it->second->worst, 2)),
+      s += pad(it == cells.end() ? "-"
+                                 : str(fixed_text(it->second->geomean, 2), " / ",
+                                       fixed_text(it->second->worst, 2)),
                16);
     }
     s += "\n";
@@ -263,26 +241,26 @@ std::string render_grid_table(const GridReport& r) {
   s += "\nweight classes against the targets (geomean / worst)\n";
   for (const ClassCell& c : r.classes)
     s += str(pad(c.weight_class, 9), pad(str("M ", c.bucket), 12), pad(str(c.count, " rows"), 10),
-             pad(c.count ? str(fixed(c.geomean, 2), " / ", fixed(c.worst, 2)) : "-", 14),
-             c.target_geomean > 0
-                 ? str("target ", fixed(c.target_geomean, 2), " / ", fixed(c.target_worst, 2),
-                       c.count == 0 ? "  (no rows)"
-                       : c.pass()   ? "  ok"
-                                    : "  MISSED")
-                 : "",
+             pad(c.count ? str(fixed_text(c.geomean, 2), " / ", fixed_text(c.worst, 2)) : "-", 14),
+             c.target_geomean > 0 ? str("target ", fixed_text(c.target_geomean, 2), " / ",
+                                        fixed_text(c.target_worst, 2),
+                                        c.count == 0 ? "  (no rows)"
+                                        : c.pass()   ? "  ok"
+                                                     : "  MISSED")
+                                  : "",
              "\n");
   s +=
       "\n% of copy bandwidth at M <= 16 and of the cuBLAS BF16 peak at M >= 1024 (median, least)\n";
   for (const FormatShares& f : r.shares)
     s += str(pad(f.format, 44),
-             pad(str("bw ", fixed(f.bw_median, 1), ", ", fixed(f.bw_least, 1)), 20), "peak ",
-             fixed(f.peak_median, 1), ", ", fixed(f.peak_least, 1), "\n");
-  s += str("\ncliffs (t(M) > ", fixed(kCliffRatio, 2),
+             pad(str("bw ", fixed_text(f.bw_median, 1), ", ", fixed_text(f.bw_least, 1)), 20),
+             "peak ", fixed_text(f.peak_median, 1), ", ", fixed_text(f.peak_least, 1), "\n");
+  s += str("\ncliffs (t(M) > ", fixed_text(kCliffRatio, 2),
            " t(M') for a larger M'): ", r.cliffs.empty() ? "none" : std::to_string(r.cliffs.size()),
            "\n");
   for (const Cliff& c : r.cliffs)
-    s += str("  ", c.layer, ": M=", c.m, " ", fixed(c.us, 2), " us > M=", c.larger_m, " ",
-             fixed(c.larger_us, 2), " us (", fixed(c.us / c.larger_us, 2), "x)\n");
+    s += str("  ", c.layer, ": M=", c.m, " ", fixed_text(c.us, 2), " us > M=", c.larger_m, " ",
+             fixed_text(c.larger_us, 2), " us (", fixed_text(c.us / c.larger_us, 2), "x)\n");
   s += str("\n", r.pass() ? "all targets met, no cliffs" : "targets missed or cliffs found", "\n");
   return s;
 }
@@ -315,7 +293,7 @@ std::string render_grid_svg(const GridReport& r) {
                "\" fill=\"", heat_colour(g), "\"/>\n");
       if (it != cells.end())
         s += str("<text x=\"", x + cell_w / 2, "\" y=\"", y + 17, "\" text-anchor=\"middle\">",
-                 fixed(g, 2), " / ", fixed(it->second->worst, 2), "</text>\n");
+                 fixed_text(g, 2), " / ", fixed_text(it->second->worst, 2), "</text>\n");
     }
     ++row;
   }

@@ -12,19 +12,20 @@
 #include "util/error.h"
 
 namespace qgemm::bench {
+
+std::string fixed_text(double v, int digits) {
+  if (!std::isfinite(v)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
 namespace {
 
 using nlohmann::json;
 
 // JSON has no NaN: unmeasured numbers are null.
 json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
-
-std::string fixed(double v, int digits) {
-  if (!std::isfinite(v)) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 std::string scientific(double v) {
   if (!std::isfinite(v)) return "-";
@@ -40,9 +41,9 @@ std::string render_table(const BenchReport& r) {
   if (r.gpu) {
     s += str("device  ", r.device.name, " (", r.device.arch(), ", ", r.device.multiprocessors,
              " SMs, L2 ", r.device.l2_bytes >> 20, " MiB)\n");
-    s += str("peaks   copy ", fixed(r.peaks.copy_gbps, 0), " GB/s   cuBLAS bf16 ",
-             fixed(r.peaks.bf16_tflops, 0), " TFLOPS   cuBLAS fp8 ", fixed(r.peaks.fp8_tflops, 0),
-             " TFLOPS\n");
+    s += str("peaks   copy ", fixed_text(r.peaks.copy_gbps, 0), " GB/s   cuBLAS bf16 ",
+             fixed_text(r.peaks.bf16_tflops, 0), " TFLOPS   cuBLAS fp8 ",
+             fixed_text(r.peaks.fp8_tflops, 0), " TFLOPS\n");
   } else {
     s +=
         str("device  no GPU (", no_gpu_reason(),
@@ -74,14 +75,15 @@ std::string render_table(const BenchReport& r) {
                     : row.vs.find("cublas-fp8") != row.vs.end() ? row.vs.at("cublas-fp8")
                                                                 : NAN;
     const bool bad = !(row.rel_err <= row.tolerance) || row.unwritten > 0;
-    std::snprintf(
-        line, sizeof line, "  %6lld %-12s %10s [%8s - %8s] %8s %8s %6s %9s %9s %9s  %s%s\n",
-        (long long)row.m, row.backend.c_str(), fixed(row.time.median_us, 2).c_str(),
-        fixed(row.time.min_us, 2).c_str(), fixed(row.time.max_us, 2).c_str(),
-        fixed(row.tflops, 1).c_str(), fixed(row.gbps, 0).c_str(), fixed(row.pct_copy_bw, 1).c_str(),
-        fixed(vs, 3).c_str(), scientific(row.rel_err).c_str(), fixed(row.first_call_ms, 1).c_str(),
-        bad && std::isfinite(row.tolerance) ? "CHECK FAILED " : "",
-        (row.l2_resident ? "weights fit in L2 " + row.note : row.note).c_str());
+    std::snprintf(line, sizeof line,
+                  "  %6lld %-12s %10s [%8s - %8s] %8s %8s %6s %9s %9s %9s  %s%s\n",
+                  (long long)row.m, row.backend.c_str(), fixed_text(row.time.median_us, 2).c_str(),
+                  fixed_text(row.time.min_us, 2).c_str(), fixed_text(row.time.max_us, 2).c_str(),
+                  fixed_text(row.tflops, 1).c_str(), fixed_text(row.gbps, 0).c_str(),
+                  fixed_text(row.pct_copy_bw, 1).c_str(), fixed_text(vs, 3).c_str(),
+                  scientific(row.rel_err).c_str(), fixed_text(row.first_call_ms, 1).c_str(),
+                  bad && std::isfinite(row.tolerance) ? "CHECK FAILED " : "",
+                  (row.l2_resident ? "weights fit in L2 " + row.note : row.note).c_str());
     s += line;
   }
   return s;

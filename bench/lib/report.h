@@ -6,6 +6,9 @@
 
 namespace qgemm::bench {
 
+/// `v` with `digits` decimals, or "-" when it is not finite (unmeasured).
+std::string fixed_text(double v, int digits);
+
 /// The terminal table: one block per problem, a row per (M, backend).
 std::string render_table(const BenchReport& report);
 

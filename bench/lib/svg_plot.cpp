@@ -1,5 +1,4 @@
 #include "bench/lib/svg_plot.h"
-#include "util/error.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -8,28 +7,11 @@
 #include <cstring>
 #include <fstream>
 
+#include "util/error.h"
+
 namespace qgemm::bench {
-namespace {
 
-// Canvas layout in pixels: the plot area, with room for tick labels left/below and the legend
-// on the right.
-constexpr double kWidth = 900, kMinHeight = 540;
-constexpr double kLeft = 80, kTop = 50, kPlotWidth = 560, kPlotHeight = 420;
-constexpr double kLegendX = kLeft + kPlotWidth + 24, kLegendRow = 20;
-constexpr double kMarkerRadius = 3.5;
-// NOTE: beyond this many doublings, power-of-two ticks crowd the axis; ticks go decimal.
-constexpr int kMaxPow2Ticks = 13;
-constexpr int kMaxDecadeTicks = 11;
-
-// Tableau 10: distinct hues that stay apart in print and for most colour-blind readers.
-constexpr const char* kColours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-                                    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
-constexpr int kNumColours = sizeof(kColours) / sizeof(kColours[0]);
-constexpr const char* kCeilingColours[] = {"#333333", "#8a8a8a", "#a05a2c", "#2c5aa0"};
-constexpr const char* kDashes[] = {"7 4", "2 3", "9 3 2 3", "4 4"};
-constexpr int kNumMarkers = 5;
-
-std::string escape(const std::string& text) {
+std::string xml_escape(const std::string& text) {
   std::string s;
   for (char c : text) {
     switch (c) {
@@ -54,6 +36,26 @@ std::string escape(const std::string& text) {
   }
   return s;
 }
+
+namespace {
+
+// Canvas layout in pixels: the plot area, with room for tick labels left/below and the legend
+// on the right.
+constexpr double kWidth = 900, kMinHeight = 540;
+constexpr double kLeft = 80, kTop = 50, kPlotWidth = 560, kPlotHeight = 420;
+constexpr double kLegendX = kLeft + kPlotWidth + 24, kLegendRow = 20;
+constexpr double kMarkerRadius = 3.5;
+// NOTE: beyond this many doublings, power-of-two ticks crowd the axis; ticks go decimal.
+constexpr int kMaxPow2Ticks = 13;
+constexpr int kMaxDecadeTicks = 11;
+
+// Tableau 10: distinct hues that stay apart in print and for most colour-blind readers.
+constexpr const char* kColours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+                                    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+constexpr int kNumColours = sizeof(kColours) / sizeof(kColours[0]);
+constexpr const char* kCeilingColours[] = {"#333333", "#8a8a8a", "#a05a2c", "#2c5aa0"};
+constexpr const char* kDashes[] = {"7 4", "2 3", "9 3 2 3", "4 4"};
+constexpr int kNumMarkers = 5;
 
 // A coordinate with two decimals; callers pass finite values only.
 std::string px(double v) {
@@ -240,13 +242,14 @@ void draw_axes(const PlotSpec& spec, const Axis& xa, const Axis& ya, const Canva
   }
   s += "</g>\n";
   s += str("<text class=\"title\" x=\"", px(kLeft + kPlotWidth / 2), "\" y=\"", px(kTop - 20),
-           "\" text-anchor=\"middle\" font-size=\"16\" font-weight=\"bold\">", escape(spec.title),
-           "</text>\n");
+           "\" text-anchor=\"middle\" font-size=\"16\" font-weight=\"bold\">",
+           xml_escape(spec.title), "</text>\n");
   s += str("<text class=\"x-label\" x=\"", px(kLeft + kPlotWidth / 2), "\" y=\"", px(bottom + 42),
-           "\" text-anchor=\"middle\">", escape(spec.x_label), "</text>\n");
+           "\" text-anchor=\"middle\">", xml_escape(spec.x_label), "</text>\n");
   const double ly = kTop + kPlotHeight / 2, lx = kLeft - 58;
   s += str("<text class=\"y-label\" x=\"", px(lx), "\" y=\"", px(ly), "\" transform=\"rotate(-90 ",
-           px(lx), " ", px(ly), ")\" text-anchor=\"middle\">", escape(spec.y_label), "</text>\n");
+           px(lx), " ", px(ly), ")\" text-anchor=\"middle\">", xml_escape(spec.y_label),
+           "</text>\n");
 }
 
 }  // namespace
@@ -280,7 +283,7 @@ std::string render_svg(const PlotSpec& spec) {
   std::string s = str("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"", px(kWidth),
                       "\" height=\"", px(height), "\" viewBox=\"0 0 ", px(kWidth), " ", px(height),
                       "\" font-family=\"sans-serif\" font-size=\"12\">\n");
-  s += str("<title>", escape(spec.title), "</title>\n");
+  s += str("<title>", xml_escape(spec.title), "</title>\n");
   s += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
   draw_axes(spec, xa, ya, canvas, &s);
 
@@ -290,8 +293,8 @@ std::string render_svg(const PlotSpec& spec) {
                         const std::string& mark) {
     legend += str("<line x1=\"", px(kLegendX), "\" y1=\"", px(row_y), "\" x2=\"", px(kLegendX + 28),
                   "\" y2=\"", px(row_y), "\" ", line_style, "/>\n", mark);
-    legend += str("<text x=\"", px(kLegendX + 36), "\" y=\"", px(row_y + 4), "\">", escape(label),
-                  "</text>\n");
+    legend += str("<text x=\"", px(kLegendX + 36), "\" y=\"", px(row_y + 4), "\">",
+                  xml_escape(label), "</text>\n");
     row_y += kLegendRow;
   };
 

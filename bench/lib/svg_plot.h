@@ -30,6 +30,9 @@ struct PlotSpec {
   std::vector<PlotLine> ceilings;
 };
 
+/// `text` with the characters XML gives a meaning to (& < > " ') written as entities.
+std::string xml_escape(const std::string& text);
+
 /// Renders a complete standalone SVG document: axes with ticks, grid and labels, a title, one
 /// <path> and markers per non-empty series in distinct colours and marker shapes, dashed ceilings
 /// and a legend. Points that are NaN or infinite, or <= 0 on a log axis, are skipped and break the
