@@ -82,15 +82,12 @@ class Act8Layer final : public PreparedLayer {
     const CUstream stream = static_cast<CUstream>(args.stream);
     const int64_t m = args.m, k = problem_.k;
     auto* ws = static_cast<uint8_t*>(args.workspace);
-    DeviceActs acts;
+    DeviceActs acts = DeviceActs::of(args, k);
     if (args.a_scales.data == nullptr) {
       void* scratch = nullptr;
       acts = carve_act_workspace(ws, problem_.act, m, k, &scratch);
       QGEMM_RETURN_IF_ERROR(quantizer_->quantize(args.a, k, m, k, acts, scratch, stream));
     } else {
-      acts.q = static_cast<uint8_t*>(const_cast<void*>(args.a));
-      acts.ldq = k;
-      acts.scales = static_cast<float*>(const_cast<void*>(args.a_scales.data));
       if (k % 16 != 0 || reinterpret_cast<uintptr_t>(args.a) % 16 != 0) {
         // TMA reads rows 16-byte aligned: copy the codes to rows of align16(k).
         void* scratch = nullptr;

@@ -2,7 +2,6 @@
 
 #include <memory>
 #include <string>
-#include <string_view>
 
 #include "qgemm/device.h"
 #include "qgemm/linear.h"
@@ -62,10 +61,9 @@ class Backend {
                                                          const LayerProblem& problem) const = 0;
 };
 
-/// The checks a GPU backend of a single (non-expert) layer starts with: the layer is on a GPU,
-/// has one expert and, unless `quantized_act_reason` is empty, fp16/bf16 activations. Yes when
-/// they pass; `quantized_act_reason` ends the answer for quantized activations.
-Support single_gpu_layer_support(const LayerProblem& p, std::string_view quantized_act_reason);
+/// The checks a GPU backend of a single (non-expert) layer starts with: the layer is on a GPU
+/// and has one expert.
+Support single_gpu_layer_support(const LayerProblem& p);
 
 /// The 16-bit type a layer with activations `act` multiplies in when it expands them: the
 /// activations' own type, or for quantized ones the 16-bit input type.

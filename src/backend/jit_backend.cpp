@@ -14,7 +14,7 @@ class JitBackend final : public Backend {
   BackendKind kind() const override { return BackendKind::kJit; }
 
   Support supports(const LayerProblem& p) const override {
-    if (Support s = single_gpu_layer_support(p, ""); !s.ok) return s;
+    if (Support s = single_gpu_layer_support(p); !s.ok) return s;
     if (p.act.is_quantized()) {
       if (auto nvrtc = nvrtc_library(); !nvrtc) return Support::no(nvrtc.status().message());
       Support s = dense_act8_supports(p.weight, p.act, p.out, p.device_info);

@@ -17,12 +17,10 @@ int64_t act_scale_count(const ActFormat& act, int64_t m, int64_t k) {
   return 0;
 }
 
-Support single_gpu_layer_support(const LayerProblem& p, std::string_view quantized_act_reason) {
+Support single_gpu_layer_support(const LayerProblem& p) {
   if (p.device < 0) return Support::no("the layer lives in host memory (device -1)");
   if (p.device_info.sm() == 0) return Support::no("no GPU");
   if (p.experts != 1) return Support::no("expert stacks run through MoE, not Linear");
-  if (p.act.is_quantized() && !quantized_act_reason.empty())
-    return Support::no(str("activations ", p.act.to_string(), ": ", quantized_act_reason));
   return Support::yes();
 }
 

@@ -59,12 +59,12 @@ class QdqLayer final : public PreparedLayer {
       dense_ = std::move(*dense);
       cublas_workspace_ = std::move(*ws);
     }
-    // cuBLASLt plans per M are made on first use of each M in run(); prepare makes the largest.
     if (problem_.act.is_quantized() && !act_quantizer_) {
       auto q = GpuActQuantizer::create(problem_.act, compute_type(), problem_.device_info.arch());
       if (!q) return q.status();
       act_quantizer_ = std::make_unique<GpuActQuantizer>(std::move(*q));
     }
+    // cuBLASLt plans per M are made on first use of each M in run(); prepare makes the largest.
     QGEMM_RETURN_IF_ERROR(gemm_for(max_tokens, false).status());
     return gemm_for(max_tokens, true).status();
   }
@@ -128,13 +128,8 @@ class QdqLayer final : public PreparedLayer {
   // The workspace's [m][ldw] 16-bit activations from the quantized ones run() got, or from its
   // 16-bit input after quantizing that into the rest of the workspace.
   Status expand_activations(const LinearArgs& args, CUstream stream) const {
-    DeviceActs acts;
-    if (args.a_scales.data != nullptr) {
-      acts.q = static_cast<uint8_t*>(const_cast<void*>(args.a));
-      acts.ldq = problem_.k;
-      acts.scales = static_cast<float*>(const_cast<void*>(args.a_scales.data));
-      acts.global = const_cast<float*>(args.a_scales.global);
-    } else {
+    DeviceActs acts = DeviceActs::of(args, problem_.k);
+    if (args.a_scales.data == nullptr) {
       void* scratch = nullptr;
       acts = carve_act_workspace(static_cast<uint8_t*>(args.workspace) + expanded_bytes(args.m),
                                  problem_.act, args.m, problem_.k, &scratch);
@@ -176,10 +171,8 @@ class QdqLayer final : public PreparedLayer {
 class QdqBackend final : public Backend {
  public:
   Support supports(const LayerProblem& p) const override {
-    if (Support s = single_gpu_layer_support(p, ""); !s.ok) return s;
+    if (Support s = single_gpu_layer_support(p); !s.ok) return s;
     const DType t = act_compute_type(p);
-    if (p.act.is_quantized() && p.act.type.bits > 8)
-      return Support::no(str("activation codes of ", p.act.type.bits, " bits"));
     // NOTE: cuBLASLt's bf16 GEMMs need sm_80 tensor cores; untested on an sm_75 GPU.
     if (p.device_info.sm() < 80 && t == DType::bf16())
       return Support::no(

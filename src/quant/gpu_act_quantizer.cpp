@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "act_quant/act_quant_params.cuh"
+#include "backend/backend.h"
 #include "quant/scale_recipe.h"
 #include "util/error.h"
 
@@ -100,20 +100,26 @@ size_t GpuActQuantizer::scratch_bytes(const ActFormat& format) {
   return needs_amax(format) ? 16 : 0;
 }
 
+ActQuantParams GpuActQuantizer::params(const DeviceActs& acts, int64_t m, int64_t k,
+                                       int64_t ld16) const {
+  ActQuantParams p{};
+  p.q = acts.q;
+  p.scales = acts.scales;
+  p.global = acts.global;
+  p.m = static_cast<i32>(m);
+  p.k = static_cast<i32>(k);
+  p.lda = static_cast<i32>(ld16);
+  p.ldq = static_cast<i32>(acts.ldq);
+  p.scale_cols = static_cast<i32>(std::max<int64_t>(format_.scale_cols(k), 1));
+  return p;
+}
+
 Status GpuActQuantizer::quantize(const void* a, int64_t lda, int64_t m, int64_t k,
                                  const DeviceActs& out, void* scratch, CUstream stream) const {
   if (m <= 0) return Status();
-  ActQuantParams p{};
+  ActQuantParams p = params(out, m, k, lda);
   p.a = static_cast<const u16*>(a);
-  p.q = out.q;
-  p.scales = out.scales;
-  p.global = out.global;
   p.amax = static_cast<u32*>(scratch);
-  p.m = static_cast<i32>(m);
-  p.k = static_cast<i32>(k);
-  p.lda = static_cast<i32>(lda);
-  p.ldq = static_cast<i32>(out.ldq);
-  p.scale_cols = static_cast<i32>(std::max<int64_t>(format_.scale_cols(k), 1));
   p.vec = k % 8 == 0 && lda % 8 == 0 && out.ldq % 8 == 0 &&
           reinterpret_cast<uintptr_t>(a) % 16 == 0 && reinterpret_cast<uintptr_t>(out.q) % 8 == 0;
   const int64_t flat_ctas = std::clamp<int64_t>((m * k / 8 + 255) / 256, 1, kMaxFlatCtas);
@@ -131,42 +137,41 @@ Status GpuActQuantizer::quantize(const void* a, int64_t lda, int64_t m, int64_t 
 Status GpuActQuantizer::dequantize(const DeviceActs& in, int64_t m, int64_t k, void* out,
                                    int64_t ldo, CUstream stream) const {
   if (m <= 0) return Status();
-  ActQuantParams p{};
-  p.q = in.q;
-  p.scales = in.scales;
-  p.global = in.global;
+  ActQuantParams p = params(in, m, k, ldo);
   p.out = static_cast<u16*>(out);
-  p.m = static_cast<i32>(m);
-  p.k = static_cast<i32>(k);
-  p.lda = static_cast<i32>(ldo);
-  p.ldq = static_cast<i32>(in.ldq);
-  p.scale_cols = static_cast<i32>(std::max<int64_t>(format_.scale_cols(k), 1));
   const int64_t ctas = std::clamp<int64_t>((m * k + 255) / 256, 1, kMaxFlatCtas);
   return launch(dequantize_, static_cast<unsigned>(ctas), 1, 1, p, stream);
 }
 
+namespace {
+
+// Byte offsets of a layer's own quantized activations in its workspace (act_workspace_bytes).
+struct ActWorkspaceLayout {
+  int64_t ldq, scales, global, scratch, end;
+
+  ActWorkspaceLayout(const ActFormat& format, int64_t m, int64_t k) {
+    ldq = align16(k);
+    scales = align16(m * ldq);
+    global = scales + align16(act_scale_count(format, m, k) * 4);
+    scratch = global + 16;
+    end = scratch + static_cast<int64_t>(GpuActQuantizer::scratch_bytes(format));
+  }
+};
+
+}  // namespace
+
 size_t act_workspace_bytes(const ActFormat& format, int64_t m, int64_t k) {
   if (!format.is_quantized() || m <= 0) return 0;
-  const int64_t ldq = align16(k);
-  const int64_t scales = format.scale_kind == ActScaleKind::kTensor ? 1 : m * format.scale_cols(k);
-  return static_cast<size_t>(align16(m * ldq) + align16(scales * 4) + 16 +
-                             GpuActQuantizer::scratch_bytes(format));
+  return static_cast<size_t>(ActWorkspaceLayout(format, m, k).end);
 }
 
 DeviceActs carve_act_workspace(void* base, const ActFormat& format, int64_t m, int64_t k,
                                void** scratch) {
   auto* p = static_cast<uint8_t*>(base);
-  DeviceActs d;
-  d.ldq = align16(k);
-  d.q = p;
-  p += align16(m * d.ldq);
-  d.scales = reinterpret_cast<float*>(p);
-  const int64_t scales = format.scale_kind == ActScaleKind::kTensor ? 1 : m * format.scale_cols(k);
-  p += align16(scales * 4);
-  d.global = format.global_scale ? reinterpret_cast<float*>(p) : nullptr;
-  p += 16;
-  *scratch = p;
-  return d;
+  const ActWorkspaceLayout l(format, m, k);
+  *scratch = p + l.scratch;
+  return {p, l.ldq, reinterpret_cast<float*>(p + l.scales),
+          format.global_scale ? reinterpret_cast<float*>(p + l.global) : nullptr};
 }
 
 }  // namespace qgemm

@@ -4,10 +4,12 @@
 #include <cstdint>
 #include <string>
 
+#include "act_quant/act_quant_params.cuh"
 #include "jit/cuda_driver.h"
 #include "jit/kernel_loader.h"
 #include "jit/kernel_spec.h"
 #include "qgemm/format.h"
+#include "qgemm/linear.h"
 
 namespace qgemm {
 
@@ -18,6 +20,13 @@ struct DeviceActs {
   int64_t ldq = 0;
   float* scales = nullptr;
   float* global = nullptr;
+
+  /// The quantized activations a run() received (codes in rows of k, a_scales set).
+  static DeviceActs of(const LinearArgs& args, int64_t k) {
+    return {static_cast<uint8_t*>(const_cast<void*>(args.a)), k,
+            static_cast<float*>(const_cast<void*>(args.a_scales.data)),
+            const_cast<float*>(args.a_scales.global)};
+  }
 };
 
 /// One of the activation quantizer's kernels (kernels/act_quant/act_quant.cuh) for a format,
@@ -55,6 +64,10 @@ class GpuActQuantizer {
   const ActFormat& format() const { return format_; }
 
  private:
+  /// The arguments both kernels share: the quantized side `acts`, rows of m x k, 16-bit rows
+  /// `ld16` apart.
+  ActQuantParams params(const DeviceActs& acts, int64_t m, int64_t k, int64_t ld16) const;
+
   ActFormat format_;
   DType input_;
   LoadedKernel quantize_, amax_, dequantize_;

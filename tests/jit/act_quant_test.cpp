@@ -23,7 +23,6 @@ TEST(ActQuant, CompilesForEveryFormatWithoutSpills) {
   ASSERT_NO_FATAL_FAILURE(
       testing::for_each_compiled(specs, [](const KernelSpec& spec, const CompiledKernel& k) {
         testing::expect_no_spills(k, spec.config);
-        EXPECT_LE(k.resources.registers, 255) << spec.config;
       }));
 }
 
