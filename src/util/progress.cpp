@@ -9,7 +9,8 @@ namespace qgemm {
 Progress::Progress(std::string label, size_t total, bool enabled)
     : label_(std::move(label)),
       total_(total),
-      enabled_(enabled && total > 0 && ::isatty(STDERR_FILENO)),
+      enabled_(enabled && total > 0),
+      terminal_(::isatty(STDERR_FILENO) != 0),
       start_(std::chrono::steady_clock::now()) {
   if (enabled_) draw();
 }
@@ -36,6 +37,15 @@ void Progress::draw() {
   const int filled = static_cast<int>(kWidth * done / total_);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  if (!terminal_) {
+    // A log, not a terminal: a plain line at most every kLogSeconds.
+    if (seconds < next_line_) return;
+    next_line_ = seconds + kLogSeconds;
+    std::fprintf(stderr, "%s: %zu/%zu after %.0f s: %s\n", label_.c_str(), done, total_, seconds,
+                 detail_.c_str());
+    std::fflush(stderr);
+    return;
+  }
   std::fprintf(stderr, "\r%s [%.*s%*s] %zu/%zu %.1fs %s\x1b[K", label_.c_str(), filled,
                "##############################", kWidth - filled, "", done, total_, seconds,
                detail_.c_str());
@@ -46,6 +56,7 @@ void Progress::finish() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!enabled_ || finished_) return;
   finished_ = true;
+  if (!terminal_) return;
   std::fprintf(stderr, "\r\x1b[K");
   std::fflush(stderr);
 }

@@ -8,8 +8,8 @@
 
 namespace qgemm {
 
-/// A one-line progress bar on stderr, drawn only when stderr is a terminal and `enabled`.
-/// Thread-safe: workers call advance().
+/// Progress of long work on stderr when `enabled`: a one-line bar on a terminal, else (a log
+/// file, CI) a plain line at most every 10 seconds. Thread-safe: workers call advance().
 class Progress {
  public:
   Progress(std::string label, size_t total, bool enabled);
@@ -26,6 +26,9 @@ class Progress {
   size_t total_;
   std::atomic<size_t> done_{0};
   bool enabled_;
+  bool terminal_;
+  static constexpr double kLogSeconds = 10;
+  double next_line_ = 0;  ///< seconds after start_ of the next plain line
   bool finished_ = false;
   std::mutex mutex_;
   std::chrono::steady_clock::time_point start_;
