@@ -52,6 +52,16 @@
 
 namespace qgemm {
 
+/// Cfg::kGathered where a Cfg declares it (the grouped MoE family's), else false.
+template <class Cfg, class = void>
+struct GatheredCfg {
+  static constexpr bool value = false;
+};
+template <class Cfg>
+struct GatheredCfg<Cfg, decltype(void(Cfg::kGathered))> {
+  static constexpr bool value = Cfg::kGathered;
+};
+
 /// Compile-time shape of one kernel; Cfg supplies the format and tiling (see mma_gemm.cpp).
 /// The members are declared here and defined by concept in the files included below: stage
 /// loading (mma_gemm_load.cuh), the math of a stage (mma_gemm_math.cuh), the main loops
@@ -88,6 +98,9 @@ struct MmaGemm {
   static constexpr int kZeroPairBytes = mma_layout::zero_pair_bytes(Cfg::kZeroTable);
   static constexpr int kZeroBytes = kTilesCta * kGroupsPerStage * 8 * kZeroPairBytes;
   static constexpr bool kWgmma = Cfg::kWgmma;
+  /// Token positions map to rows of A and C through MmaGemmParams::rows (grouped MoE tiles):
+  /// the copy of each activation row and the store of each output row look their row up.
+  static constexpr bool kGathered = GatheredCfg<Cfg>::value;
   // NOTE: warp-specialized tiles may take their stages by TMA (Cfg::kTma, tile part " tma"):
   // one thread of the copy warpgroup issues a 2-D box per 64-K activation slab (the map's
   // 128-byte swizzle is act_offset's layout), one for the CTA's weight codes and one per table,
@@ -119,6 +132,7 @@ struct MmaGemm {
                 "TMA stage copies: warp-specialized tiles of at most 256 tokens and 1 KB of codes "
                 "per 16-row tile and stage (one box each)");
   static_assert(!Cfg::kPrescaled || kWs, "prescaled tiles are warp-specialized");
+  static_assert(!kGathered || !kTma, "gathered rows are copied by cp.async, not TMA boxes");
   static_assert(kWarpsK == 1 || (kWs && Cfg::kWarpsN * Cfg::kWarpsM == 4 && kWarpsK == 2),
                 "warps along K: two compute warpgroups of a warp-specialized tile");
   static_assert(!kWgmma || kFM <= 32, "wgmma: at most 256 tokens (32 fragments) per warpgroup");
@@ -182,9 +196,12 @@ struct MmaGemm {
   struct Loader {
     const u8* w_src[kWeightIters];  // the chunk at unit 0
     int w_unit[kWeightIters];       // its unit within a stage, kNever outside the weight
-    const u16* a_src[kActIters];    // the chunk at k = 0
-    int a_k[kActIters];             // its first k within a stage, kNever outside the tokens
-    int a_dst[kActIters];           // swizzled byte offset in the activation tile
+    // The chunk at k = 0: a pointer, or for gathered rows its element offset from p.a (the
+    // rows of a thread's chunks are unrelated, so each takes a register; 32 bits halve that).
+    const u16* a_src[kGathered ? 1 : kActIters];
+    u32 a_off[kGathered ? kActIters : 1];
+    int a_k[kActIters];    // its first k within a stage, kNever outside the tokens
+    int a_dst[kActIters];  // swizzled byte offset in the activation tile
     ScaleTable scales;
     ZeroTable zeros;
   };
@@ -352,11 +369,15 @@ struct MmaGemm {
   // precomputed copy sources (Loader) in registers; below 104 they spill (128 tokens, int4),
   // and the longer weight units of wide codes need more (3-bit: 12 bytes of spill at 104 with
   // 64 tokens; `qgemm jit check`). TMA tiles keep no copy sources; their copy warpgroup still
-  // takes part in the cluster sum, which spills at 56.
+  // takes part in the cluster sum, which spills at 56. Gathered tiles keep one row offset per
+  // activation chunk: the 128-token ones take 8 more (block FP8 with fp32 output spills
+  // without them; the 256-token ones serialize their wgmmas with 8 fewer for compute).
+  static constexpr int kGatherRegs = kGathered && kFM == 16 ? 8 : 0;
   static constexpr int kCopyRegs =
       kTma ? 72
       : kWords > 16 ? 128
-                    : (kPartSets == 2 || kWords > 8 || (kWords > 4 && kFM > 8) ? 120 : 104);
+                    : (kPartSets == 2 || kWords > 8 || (kWords > 4 && kFM > 8) ? 120 : 104) +
+                          kGatherRegs;
   static constexpr int kComputeRegs = (384 * 168 - 128 * kCopyRegs) / 256 / 8 * 8;
   /// Stages whose weights the copy warpgroup loads before waiting for the previous kernel.
   // NOTE: one. A cp.async arrival covers every copy its thread issued before it, so with the
@@ -388,6 +409,12 @@ struct MmaGemm {
   static QGEMM_DEVICE void sync_compute_threads();
 
   // ---- epilogue and split-K fix-up (defined in mma_gemm_epilogue.cuh) -------------------
+
+  /// The row of C that token position `token` stores to.
+  static QGEMM_DEVICE i64 c_row(const MmaGemmParams& p, int token) {
+    if constexpr (kGathered) return p.rows[token];
+    return token;
+  }
 
   /// C[token][row] = v, times the row scale, plus the bias.
   static QGEMM_DEVICE void store(const MmaGemmParams& p, int row, int token, float v);

@@ -11,11 +11,11 @@ QGEMM_DEVICE void MmaGemm<Cfg>::store(const MmaGemmParams& p, int row, int token
   if (p.row_scale != nullptr) v *= p.row_scale[row];
   if constexpr (Cfg::kOut == Elem::kFp32) {
     if (p.bias != nullptr) v += static_cast<const float*>(p.bias)[row];
-    static_cast<float*>(p.c)[static_cast<i64>(token) * p.ldc + row] = v;
+    static_cast<float*>(p.c)[c_row(p, token) * p.ldc + row] = v;
   } else {
     if (p.bias != nullptr) v += half_to_float<Cfg::kOut>(static_cast<const u16*>(p.bias)[row]);
     const u32 packed = pack_half2<Cfg::kOut>(v, 0.0f);
-    static_cast<u16*>(p.c)[static_cast<i64>(token) * p.ldc + row] = static_cast<u16>(packed);
+    static_cast<u16*>(p.c)[c_row(p, token) * p.ldc + row] = static_cast<u16>(packed);
   }
 }
 
@@ -227,7 +227,7 @@ QGEMM_DEVICE void MmaGemm<Cfg>::store_piece(const MmaGemmParams& p, int row, int
       for (int j = 0; j < 8; ++j) v[j] += bs[j];
     }
     float4* out =
-        reinterpret_cast<float4*>(static_cast<float*>(p.c) + static_cast<i64>(token) * p.ldc + row);
+        reinterpret_cast<float4*>(static_cast<float*>(p.c) + c_row(p, token) * p.ldc + row);
     out[0] = make_float4(v[0], v[1], v[2], v[3]);
     out[1] = make_float4(v[4], v[5], v[6], v[7]);
   } else {
@@ -240,7 +240,7 @@ QGEMM_DEVICE void MmaGemm<Cfg>::store_piece(const MmaGemmParams& p, int row, int
         v[2 * j + 1] += half_to_float<Cfg::kOut>(static_cast<u16>(bw[j] >> 16));
       }
     }
-    *reinterpret_cast<uint4*>(static_cast<u16*>(p.c) + static_cast<i64>(token) * p.ldc + row) =
+    *reinterpret_cast<uint4*>(static_cast<u16*>(p.c) + c_row(p, token) * p.ldc + row) =
         make_uint4(pack_half2<Cfg::kOut>(v[0], v[1]), pack_half2<Cfg::kOut>(v[2], v[3]),
                    pack_half2<Cfg::kOut>(v[4], v[5]), pack_half2<Cfg::kOut>(v[6], v[7]));
   }

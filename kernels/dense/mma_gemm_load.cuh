@@ -50,8 +50,12 @@ QGEMM_DEVICE typename MmaGemm<Cfg>::Loader MmaGemm<Cfg>::make_loader(const MmaGe
   for (int i = 0; i < kActIters; ++i) {
     const int c = tid + i * kLoadThreads;
     const int row = c / kRowChunks, chunk = c % kRowChunks;
-    l.a_src[i] = p.a + static_cast<i64>(m0 + row) * p.lda + chunk * 8;
-    l.a_k[i] = c < kActChunks && m0 + row < p.m ? chunk * 8 : kNever;
+    const bool valid = c < kActChunks && m0 + row < p.m;
+    if constexpr (kGathered)
+      l.a_off[i] = static_cast<u32>((valid ? p.rows[m0 + row] / p.a_div : 0) * p.lda + chunk * 8);
+    else
+      l.a_src[i] = p.a + static_cast<i64>(m0 + row) * p.lda + chunk * 8;
+    l.a_k[i] = valid ? chunk * 8 : kNever;
     l.a_dst[i] = act_offset(row, chunk);
   }
   if constexpr (kGroups) {
@@ -91,7 +95,8 @@ QGEMM_DEVICE void MmaGemm<Cfg>::load_stage_acts(const MmaGemmParams& p, const Lo
   for (int i = 0; i < kActIters; ++i) {
     const int c = tid + i * kLoadThreads;
     if (kActChunks % kLoadThreads != 0 && c >= kActChunks) break;
-    cp_async_16(act + l.a_dst[i], l.a_src[i] + k0, l.a_k[i] < k_left);
+    const u16* src = kGathered ? p.a + l.a_off[i] : l.a_src[i];
+    cp_async_16(act + l.a_dst[i], src + k0, l.a_k[i] < k_left);
   }
 }
 

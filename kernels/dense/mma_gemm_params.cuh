@@ -40,6 +40,10 @@ struct MmaGemmParams {
                            ///< [z * k_stages / splits, (z + 1) * k_stages / splits)
   i32 cta_x0;              ///< CTA column of blockIdx.x 0: a launch may cover only the
                            ///< columns from it (the tail split, plan/mma_launch.h)
+  // Gathered tiles only (MmaGemm::kGathered, the grouped MoE kernels): token position t of the
+  // launch is row rows[t] of C and row rows[t] / a_div of A; positions below m are valid.
+  const i32* rows;
+  i32 a_div;
 };
 
 }  // namespace qgemm

@@ -4,7 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "qgemm/grouped.h"
 #include "qgemm/linear.h"
+#include "qgemm/moe.h"
 #include "qgemm/quantized.h"
 
 namespace qgemm {
@@ -23,6 +25,44 @@ struct HostRun {
 Expected<HostRun> run_linear_on_host_data(const QuantizedWeight& w, const QuantizedActivations& a,
                                           const std::vector<uint8_t>& bias, DType out,
                                           BackendKind backend, int device);
+
+/// A grouped call's routing in host memory (the layout's own fields of GroupedArgs).
+struct HostGroupedCall {
+  GroupedLayout layout = GroupedLayout::kRouted;
+  int64_t rows = 0;
+  int top_k = 1;
+  std::vector<int32_t> expert_ids, expert_map, offsets, counts;
+  int64_t global_experts = 0;
+};
+
+/// Builds a GroupedLinear for `stack` (options: act, input, out, backend, device), copies the
+/// 16-bit input rows `a16`, the routing and `bias` ([E, N] raw bytes of the output type) to the
+/// device, poisons C with NaN, runs once and copies C ([out rows, N]) back. `unwritten` counts
+/// the NaN outputs of the rows the call must write (rows it leaves alone stay NaN).
+Expected<HostRun> run_grouped_on_host_data(const QuantizedWeight& stack, const LinearOptions& lo,
+                                           const std::vector<uint8_t>& a16,
+                                           const HostGroupedCall& call,
+                                           const std::vector<uint8_t>& bias);
+
+/// The reference of a grouped call, [out rows, N]: from reference_moe over the equivalent
+/// routing (contiguous and masked rows as slots of one expert each), zero for routed slots no
+/// local expert takes, NaN for the rows the call does not write. `a` is A as the layer
+/// multiplies it (quantized when the layer's activations are).
+Expected<std::vector<double>> reference_grouped(const QuantizedActivations& a,
+                                                const QuantizedWeight& stack,
+                                                const HostGroupedCall& call,
+                                                const std::vector<float>& bias);
+
+/// The reference of an MoE layer's call, [tokens, H]: each routed slot's w13 row from the
+/// reference GEMM, rounded to the layer's 16-bit type (as the layer keeps it), the activation in
+/// fp32 of those values, rounded, the w2 row likewise, then the weighted sum in double. `x16` is
+/// [tokens, H] 16-bit; ids are global ([tokens, top_k], with `expert_map` over `global`
+/// experts or local without); biases are [E, 2 I] and [E, H] values or empty.
+Expected<std::vector<double>> reference_moe_layer(
+    const std::vector<uint8_t>& x16, int64_t tokens, const QuantizedWeight& w13,
+    const QuantizedWeight& w2, const MoeOptions& options, const std::vector<int32_t>& ids,
+    const std::vector<float>& weights, const std::vector<int32_t>& expert_map, int64_t global,
+    const std::vector<float>& w13_bias, const std::vector<float>& w2_bias);
 
 /// Decodes raw output bytes of type `out` (fp32, fp16, bf16) into doubles.
 std::vector<double> decode_output(DType out, const std::vector<uint8_t>& bytes);

@@ -141,6 +141,9 @@ Status MmaGemmConfig::validate() const {
                                 "tiles of at most 256 tokens and 1 KB of codes per 16-row tile ",
                                 "and stage, not ", block_m(), " tokens and ",
                                 units_per_stage * mma_layout::unit_bytes(bits), " bytes"));
+  if (gathered && tma)
+    return invalid_argument(
+        str(where, ": gathered (MoE) tiles copy their rows by cp.async, not TMA"));
   if (warps_k != 1 && !(warps_k == 2 && warp_specialized && warps_n * warps_m == 4))
     return invalid_argument(str(where, ": warps_k=", warps_k,
                                 " is not supported (1, or 2 for a warp-specialized tile of one "
@@ -155,7 +158,7 @@ std::string MmaGemmConfig::tiling() const {
              : wgmma          ? " wg"
                               : "",
              warps_k > 1 ? str(" kw", warps_k) : std::string(), prescaled ? " ps" : "",
-             tma ? " tma" : "");
+             tma ? " tma" : "", gathered ? " moe" : "");
 }
 
 std::string MmaGemmConfig::to_string() const {
@@ -210,7 +213,7 @@ bool MmaGemmConfig::programmatic_launch() const {
   // NOTE: one- and two-warp CTAs launch plainly: many small CTAs per SM run slower launched
   // programmatically, while the 4-warp decode tiles and the ws tiles gain
   // (docs/design.md, "programmatic launch").
-  return arch == "sm_90a" && threads() >= 128;
+  return arch == "sm_90a" && threads() >= 128 && !gathered;
 }
 
 bool MmaGemmConfig::marks_partials() const {
@@ -220,8 +223,9 @@ bool MmaGemmConfig::marks_partials() const {
 
 KernelSpec MmaGemmConfig::spec() const {
   KernelSpec s;
-  // The two dense tile families share MmaGemm and its config; wgmma tiles are dense_wgmma's.
-  const char* family = wgmma ? "dense_wgmma" : "dense_mma";
+  // The two dense tile families share MmaGemm and its config; wgmma tiles are dense_wgmma's,
+  // gathered tiles of either kind moe_grouped's.
+  const char* family = gathered ? "moe_grouped" : wgmma ? "dense_wgmma" : "dense_mma";
   s.family = family;
   s.config = to_string();
   s.arch = arch;
@@ -259,11 +263,12 @@ KernelSpec MmaGemmConfig::spec() const {
           prescaled ? "true" : "false",
           ";\n"
           "  static constexpr bool kTma = ",
-          tma ? "true" : "false",
-          ";\n"
+          tma ? "true" : "false", ";\n",
+          gathered ? "  static constexpr bool kGathered = true;\n" : "",
           "};\n"
           "template __global__ void qgemm::", family,
-          "_kernel<Cfg>(const qgemm::MmaGemmParams, const __grid_constant__ qgemm::MmaGemmMaps);\n");
+          "_kernel<Cfg>(const qgemm::MmaGemmParams, const __grid_constant__ qgemm::MmaGemmMaps",
+          gathered ? ", const qgemm::MoeGroupParams" : "", ");\n");
   s.name_expression = str("&qgemm::", family, "_kernel<Cfg>");
   s.programmatic_launch = programmatic_launch();
   return s;

@@ -47,6 +47,10 @@ struct MmaGemmConfig {
   /// Warp-specialized: stages come by TMA (one thread issues a box per operand, from tensor
   /// maps the launch passes; jit/tma_maps.h) instead of per-thread cp.async (MmaGemm::kTma).
   bool tma = false;
+  /// Grouped MoE tiles (kernels/moe_grouped): each token tile has its expert, and token rows are
+  /// gathered from A and scattered to C through a position list (MmaGemm::kGathered). Not with
+  /// TMA stage copies; launched with K unsplit and without programmatic launch.
+  bool gathered = false;
   std::string arch = "sm_80";
 
   /// The format part of a config for a layer; tiling left at defaults.
@@ -60,8 +64,8 @@ struct MmaGemmConfig {
   std::string tiling() const;
   uint64_t hash() const;
   KernelSpec spec() const;
-  /// The expansion kernel (kernels/dense_expand/dense_expand.cuh) for this config's format: it writes
-  /// the packed weight out as a dense fp16/bf16 matrix for the cuBLAS large-M path.
+  /// The expansion kernel (kernels/dense_expand/dense_expand.cuh) for this config's format: it
+  /// writes the packed weight out as a dense fp16/bf16 matrix for the cuBLAS large-M path.
   KernelSpec dequant_spec() const;
 
   /// Compute warps plus the copy warpgroup when warp-specialized.

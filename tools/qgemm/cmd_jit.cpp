@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "families/dense_act8.h"
 #include "families/dense_expand.h"
+#include "families/moe_grouped.h"
 #include "jit/compiler.h"
 #include "jit/dequantize_kernel.h"
 #include "jit/kernel_cache.h"
@@ -132,6 +133,15 @@ void add_check_specs(const std::string& arch, SpecSet& set, std::vector<std::str
       continue;
     }
     for (size_t i = 0; i < plan->size(); ++i) set.add((*plan)[i].config.spec(), m_range(*plan, i));
+    // The grouped MoE tiles of the same layer (gathered rows, cp.async stage copies).
+    if (auto grouped = plan_moe_grouped(kCheckN, kCheckK, weight, *parse_dtype(f.act),
+                                        *parse_dtype(f.out), device)) {
+      for (size_t i = 0; i < grouped->size(); ++i)
+        set.add((*grouped)[i].config.spec(), "moe " + m_range(*grouped, i));
+    } else {
+      errors.push_back(str("plan moe_grouped ", f.weight, " x ", f.act, " -> ", f.out, " for ",
+                           arch, ": ", grouped.status().message()));
+    }
     // The expansion kernel is compiled for every format, even where the hand-off is off.
     set.add(plan->back().config.dequant_spec(), "cuBLAS hand-off");
     // The wgmma variants `qgemm tune` may choose on Hopper: the smallest, a two-warpgroup and
@@ -160,6 +170,12 @@ void add_check_specs(const std::string& arch, SpecSet& set, std::vector<std::str
           errors.push_back(
               str("wgmma tile ", t.text, " for ", f.weight, ": ", c.status().message()));
       }
+  }
+  set.add(moe_tiles_spec(arch));
+  set.add(moe_route_spec(arch));
+  for (DType t : {DType::bf16(), DType::fp16()}) {
+    set.add(moe_activation_spec(t, arch));
+    set.add(moe_reduce_spec(t, arch));
   }
   for (const char* w : kCheckDequant)
     set.add(DequantizeConfig{*WeightFormat::parse(w), DType::bf16(), arch}.spec());

@@ -39,46 +39,6 @@ std::vector<int64_t> rows_to_check(int64_t m, int64_t n, int64_t k, int64_t requ
   return rows;
 }
 
-// MoE on the CPU: tokens gathered per expert and run through the dense reference, scattered back
-// (a different path from reference_moe, which it is then compared against).
-Expected<std::vector<double>> run_moe_cpu(const QuantizedWeight& w, const QuantizedActivations& a,
-                                          const Routing& routing, bool reduce, DType out) {
-  const int64_t out_rows = reduce ? a.m : a.m * routing.top_k;
-  std::vector<double> c(out_rows * w.n, 0.0);
-  for (int64_t e = 0; e < w.experts; ++e) {
-    std::vector<int64_t> slots;
-    for (int64_t s = 0; s < int64_t(routing.expert_ids.size()); ++s)
-      if (routing.expert_ids[s] == e) slots.push_back(s);
-    if (slots.empty()) continue;
-    QuantizedWeight we = w;
-    we.experts = 1;
-    const int64_t rows = w.format.scale_rows(w.n) * w.format.scale_cols(w.k);
-    we.codes.assign(w.codes.begin() + e * w.n * w.row_bytes(),
-                    w.codes.begin() + (e + 1) * w.n * w.row_bytes());
-    we.scales.assign(w.scales.begin() + e * rows, w.scales.begin() + (e + 1) * rows);
-    if (!w.zeros.empty())
-      we.zeros.assign(w.zeros.begin() + e * rows, w.zeros.begin() + (e + 1) * rows);
-    if (!w.global.empty()) we.global = {w.global[e]};
-    std::vector<int64_t> tokens;
-    for (int64_t s : slots) tokens.push_back(s / routing.top_k);
-    auto part = reference_gemm(a, we, {}, tokens);
-    if (!part) return part.status();
-    for (size_t i = 0; i < slots.size(); ++i) {
-      const int64_t s = slots[i];
-      for (int64_t col = 0; col < w.n; ++col) {
-        const double v = (*part)[i * w.n + col];
-        if (reduce)
-          c[(s / routing.top_k) * w.n + col] += routing.weights[s] * v;
-        else
-          c[s * w.n + col] = round_to(out, v);
-      }
-    }
-  }
-  if (reduce)
-    for (double& v : c) v = round_to(out, v);
-  return c;
-}
-
 // The layer `o.layer` of checkpoint `o.checkpoint`, or an error that says how to name one.
 Expected<ImportedLinear> checkpoint_layer(const VerifyOptions& o) {
   if (o.layer.empty())
@@ -154,16 +114,47 @@ int run_verify(const VerifyOptions& options) {
   std::string rows_note;
   int64_t unwritten = 0;
   if (moe) {
-    if (*backend != BackendKind::kAuto && *backend != BackendKind::kCpu)
-      return fail(unsupported(str("MoE layers run on the cpu backend in this version; --backend ",
-                                  o.backend, " is not available for --experts")));
+    // The grouped layer takes 16-bit input and quantizes it itself; the reference multiplies
+    // the activations quantized from those same 16-bit values.
+    auto a16 = quantize_activations(HostValues::of(a_values), o.m, o.k, *ActFormat::parse("bf16"));
+    if (!a16) return fail(a16.status());
+    if (af.is_quantized()) {
+      auto again = quantize_activations(HostValues{a16->data.data(), DType::bf16(), o.m * o.k}, o.m,
+                                        o.k, af);
+      if (!again) return fail(again.status());
+      a = std::move(again);
+    }
     const Routing routing = random_routing(o.m, o.top_k, o.experts, o.seed + 2, 2);
-    auto c = run_moe_cpu(*w, *a, routing, o.reduce, out);
-    if (!c) return fail(c.status());
-    auto r = reference_moe(*a, *w, routing, o.reduce);
+    HostGroupedCall call;
+    call.rows = o.m;
+    call.top_k = o.top_k;
+    call.expert_ids = routing.expert_ids;
+    LinearOptions lo;
+    lo.act = af;
+    lo.out = out;
+    lo.backend = *backend;
+    lo.device = !list_devices().empty() && *backend != BackendKind::kCpu ? 0 : -1;
+    auto run = run_grouped_on_host_data(*w, lo, a16->data, call, {});
+    if (!run) return fail(run.status());
+    chosen = run->backend;
+    first_call_ms = run->prepare_ms;
+    unwritten = run->unwritten;
+    auto r = reference_grouped(*a, *w, call, {});
     if (!r) return fail(r.status());
-    got = std::move(*c);
+    got = std::move(run->c);
     ref = std::move(*r);
+    if (o.reduce) {
+      // Each token's top-k rows, weighted, summed in slot order (the outputs as rounded).
+      const auto reduce = [&](const std::vector<double>& rows) {
+        std::vector<double> sum(o.m * o.n, 0.0);
+        for (int64_t s = 0; s < o.m * o.top_k; ++s)
+          for (int64_t j = 0; j < o.n; ++j)
+            sum[(s / o.top_k) * o.n + j] += routing.weights[s] * rows[s * o.n + j];
+        return sum;
+      };
+      got = reduce(got);
+      ref = reduce(ref);
+    }
     rows_note = "all rows";
   } else {
     std::vector<uint8_t> bias_bytes;

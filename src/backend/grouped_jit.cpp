@@ -1,0 +1,305 @@
+// The grouped layer on the jit backend: the expert stack packed for the dense tile kernels, one
+// expert after another in one allocation, and per call a tile list (moe_tiles) then one
+// gathered GEMM launch (moe_grouped) over every expert.
+#include <algorithm>
+#include <cstring>
+
+#include "backend/device_buffer.h"
+#include "backend/grouped_layer.h"
+#include "dense/mma_gemm_params.cuh"
+#include "families/moe_grouped.h"
+#include "jit/kernel_cache.h"
+#include "jit/kernel_loader.h"
+#include "jit/nvrtc_library.h"
+#include "moe_grouped/moe_grouped_params.cuh"
+#include "pack/mma_pack.h"
+#include "util/error.h"
+
+namespace qgemm {
+namespace {
+
+constexpr size_t kAlign = 256;
+size_t align_up(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
+bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
+
+// The packed expert stack: expert e's codes, tables and row factors at e strides.
+struct GroupedWeights {
+  DeviceBuffer codes, scales, zeros, row_scale;
+  size_t code_bytes = 0, scale_words = 0, zero_words = 0, row_floats = 0;  // per expert
+  int n_tiles = 0, k_units = 0, groups = 0;
+};
+
+// Packs and uploads expert by expert: host memory holds one packed expert at a time, the GPU
+// the stack once.
+Expected<GroupedWeights> upload_stack(const QuantizedWeight& w, DType act) {
+  GroupedWeights out;
+  const CudaDriver* d = *cuda_driver();
+  for (int64_t e = 0; e < w.experts; ++e) {
+    auto packed = pack_mma(w, e, act);
+    if (!packed) return packed.status();
+    if (e == 0) {
+      out.n_tiles = packed->n_tiles;
+      out.k_units = packed->k_units;
+      out.groups = packed->groups;
+      out.code_bytes = packed->codes.size() * 4;
+      out.scale_words = packed->scales.size();
+      out.zero_words = packed->zeros.size();
+      out.row_floats = packed->row_scale.size();
+      const std::pair<DeviceBuffer*, size_t> buffers[] = {{&out.codes, out.code_bytes},
+                                                          {&out.scales, out.scale_words * 4},
+                                                          {&out.zeros, out.zero_words * 4},
+                                                          {&out.row_scale, out.row_floats * 4}};
+      for (const auto& [buffer, bytes] : buffers) {
+        if (bytes == 0) continue;
+        auto b = DeviceBuffer::allocate(bytes * w.experts);
+        if (!b) return b.status();
+        *buffer = std::move(*b);
+      }
+    }
+    // Every expert of a stack packs to the same sizes (one format and shape).
+    if (packed->codes.size() * 4 != out.code_bytes || packed->scales.size() != out.scale_words ||
+        packed->zeros.size() != out.zero_words || packed->row_scale.size() != out.row_floats)
+      return Status(ErrorCode::kInternal, str("expert ", e, " packs to other sizes than expert 0"));
+    const std::pair<const DeviceBuffer*, std::pair<const void*, size_t>> parts[] = {
+        {&out.codes, {packed->codes.data(), out.code_bytes}},
+        {&out.scales, {packed->scales.data(), out.scale_words * 4}},
+        {&out.zeros, {packed->zeros.data(), out.zero_words * 4}},
+        {&out.row_scale, {packed->row_scale.data(), out.row_floats * 4}}};
+    for (const auto& [buffer, part] : parts)
+      if (part.second > 0)
+        QGEMM_CU(d, cuMemcpyHtoD, buffer->ptr() + e * part.second, part.first, part.second);
+  }
+  return out;
+}
+
+class GroupedJitLayer final : public PreparedGrouped {
+ public:
+  GroupedJitLayer(LayerProblem problem, int64_t experts, GroupedWeights weights,
+                  std::vector<MmaPlanEntry> plan)
+      : problem_(std::move(problem)),
+        experts_(experts),
+        w_(std::move(weights)),
+        plan_(std::move(plan)) {}
+
+  Status prepare(int64_t max_rows) override {
+    std::vector<KernelSpec> wanted{moe_tiles_spec(problem_.device_info.arch())};
+    std::vector<size_t> used;
+    int64_t lo = 1;
+    for (size_t i = 0; i < plan_.size() && lo <= max_rows; ++i) {
+      used.push_back(i);
+      wanted.push_back(plan_[i].config.spec());
+      lo = plan_[i].max_m == INT64_MAX ? INT64_MAX : plan_[i].max_m + 1;
+    }
+    auto compiled = KernelCache::instance().get_all(wanted);
+    for (size_t j = 0; j < wanted.size(); ++j) {
+      if (!compiled[j]) return compiled[j].status();
+      auto loaded = load_kernel(*compiled[j], wanted[j]);
+      if (!loaded) return loaded.status();
+      if (j == 0)
+        tiles_kernel_ = *loaded;
+      else
+        kernels_[used[j - 1]] = *loaded;
+    }
+    return Status();
+  }
+
+  size_t workspace_bytes(const GroupedArgs& shape) const override {
+    if (shape.rows <= 0) return 0;
+    const MmaGemmConfig& c = plan_[bucket_for(shape)].config;
+    const int64_t tiles = max_tiles(shape, c);
+    size_t bytes = align_up(tiles * sizeof(MoeTile)) + align_up(tiles * c.block_m() * 4);
+    if (needs_padding(shape)) bytes += align_up(size_t(a_rows(shape)) * padded_k() * 2);
+    return bytes;
+  }
+
+  std::string describe() const override {
+    std::string s;
+    int64_t lo = 1;
+    for (const MmaPlanEntry& e : plan_) {
+      s += str(e.max_m == INT64_MAX ? str(lo, "+") : str(lo, "..", e.max_m),
+               " rows per expert: moe_grouped ", e.config.to_string(), "\n  ");
+      if (e.max_m == INT64_MAX) break;
+      lo = e.max_m + 1;
+    }
+    return s + "plus the tile list (moe_tiles) before each call";
+  }
+
+  Status run(const GroupedArgs& args) const override {
+    if (args.rows == 0) return Status();
+    const size_t bucket = bucket_for(args);
+    if (kernels_.empty() || kernels_[bucket].function == nullptr ||
+        tiles_kernel_.function == nullptr)
+      return invalid_argument(str("qgemm::GroupedLinear::run: ", args.out_rows(experts_), " rows (",
+                                  grouped_layout_name(args.layout),
+                                  ") need a kernel prepare() did not compile; call ", "prepare(",
+                                  args.out_rows(experts_), ") first"));
+    if (args.workspace_bytes < workspace_bytes(args) ||
+        (workspace_bytes(args) > 0 && args.workspace == nullptr))
+      return invalid_argument(str("qgemm::GroupedLinear::run: the workspace has ",
+                                  args.workspace_bytes, " bytes; this call needs ",
+                                  workspace_bytes(args), " (workspace_bytes(args))"));
+    const MmaGemmConfig& c = plan_[bucket].config;
+    const int64_t tiles = max_tiles(args, c);
+    if (tiles > 65535)
+      return unsupported(str("qgemm::GroupedLinear::run: ", tiles, " token tiles of ", c.block_m(),
+                             " rows exceed one launch's 65535; split the call"));
+    const CUstream stream = static_cast<CUstream>(args.stream);
+    auto* ws = static_cast<uint8_t*>(args.workspace);
+    auto* tile_list = reinterpret_cast<MoeTile*>(ws);
+    auto* positions = reinterpret_cast<i32*>(ws + align_up(tiles * sizeof(MoeTile)));
+    const uint8_t* pad = ws + align_up(tiles * sizeof(MoeTile)) + align_up(tiles * c.block_m() * 4);
+    const uint16_t* a = static_cast<const uint16_t*>(args.a);
+    int64_t lda = problem_.k;
+    if (needs_padding(args)) {
+      QGEMM_RETURN_IF_ERROR(pad_activations(args, const_cast<uint8_t*>(pad)));
+      a = reinterpret_cast<const uint16_t*>(pad);
+      lda = padded_k();
+    }
+    const size_t out_bytes = (problem_.out.bits + 7) / 8;
+
+    MoeTilesParams t{};
+    t.layout = static_cast<i32>(moe_layout(args.layout));
+    t.slots = static_cast<i32>(args.layout == GroupedLayout::kRouted ? args.rows * args.top_k
+                                                                     : args.rows);
+    t.experts = static_cast<i32>(experts_);
+    t.expert_ids = args.expert_ids;
+    t.expert_map = args.expert_map;
+    t.global_experts =
+        static_cast<i32>(args.expert_map != nullptr ? args.global_experts : experts_);
+    t.offsets = args.offsets;
+    t.counts = args.counts;
+    t.block_m = c.block_m();
+    t.max_tiles = static_cast<i32>(tiles);
+    t.tiles = tile_list;
+    t.positions = positions;
+    t.c = static_cast<u8*>(args.c);
+    t.c_pitch = static_cast<i64>(problem_.n * out_bytes);
+    t.row_bytes = static_cast<i32>(problem_.n * out_bytes);
+    // Block 0 builds the list; routed calls add blocks that zero the unrouted slots' rows.
+    const unsigned zero_blocks = args.layout == GroupedLayout::kRouted
+                                     ? static_cast<unsigned>(std::clamp<int64_t>(
+                                           t.slots, 1, problem_.device_info.multiprocessors))
+                                     : 0;
+    QGEMM_RETURN_IF_ERROR(launch(tiles_kernel_, 1 + zero_blocks, 1, 1, t, stream));
+
+    MmaGemmParams p{};
+    p.weights = reinterpret_cast<const u8*>(w_.codes.ptr());
+    p.scales = w_.scale_words > 0 ? reinterpret_cast<const u32*>(w_.scales.ptr()) : nullptr;
+    p.zeros = w_.zero_words > 0 ? reinterpret_cast<const u32*>(w_.zeros.ptr()) : nullptr;
+    p.row_scale = w_.row_floats > 0 ? reinterpret_cast<const float*>(w_.row_scale.ptr()) : nullptr;
+    p.a = a;
+    p.bias = args.bias;
+    p.c = args.c;
+    p.m = 0;  // per tile (moe_grouped_kernel)
+    p.n = static_cast<i32>(problem_.n);
+    p.k = static_cast<i32>(lda == problem_.k ? problem_.k : padded_k());
+    p.lda = static_cast<i32>(lda);
+    p.ldc = static_cast<i32>(problem_.n);
+    p.n_tiles = w_.n_tiles;
+    p.k_units = w_.k_units;
+    p.groups = w_.groups;
+    p.k_stages = c.k_stages(problem_.k);
+    p.rows = positions;
+    p.a_div = args.layout == GroupedLayout::kRouted && !args.a_per_slot ? args.top_k : 1;
+    MoeGroupParams g{};
+    g.tiles = tile_list;
+    g.code_stride = static_cast<i64>(w_.code_bytes);
+    g.scale_stride = static_cast<i64>(w_.scale_words);
+    g.zero_stride = static_cast<i64>(w_.zero_words);
+    g.row_scale_stride = static_cast<i64>(w_.row_floats);
+    g.bias_stride = static_cast<i64>(problem_.n * out_bytes);
+    MmaGemmMaps maps{};
+    const int64_t grid_x = (w_.n_tiles + c.tiles_n * c.warps_n - 1) / (c.tiles_n * c.warps_n);
+    return launch_clusters(kernels_[bucket], static_cast<unsigned>(grid_x),
+                           static_cast<unsigned>(tiles), 1, 1, 1, false, stream, p, maps, g);
+  }
+
+ private:
+  static MoeLayout moe_layout(GroupedLayout l) {
+    return l == GroupedLayout::kRouted       ? MoeLayout::kRouted
+           : l == GroupedLayout::kContiguous ? MoeLayout::kContiguous
+                                             : MoeLayout::kMasked;
+  }
+  // Rows of the grouped product (the tile list's positions) and of A.
+  static int64_t slots(const GroupedArgs& a) {
+    return a.layout == GroupedLayout::kRouted ? a.rows * a.top_k : a.rows;
+  }
+  int64_t a_rows(const GroupedArgs& a) const {
+    return a.layout == GroupedLayout::kMasked ? a.rows * experts_
+           : a.a_per_slot                     ? a.rows * a.top_k
+                                              : a.rows;
+  }
+  int64_t rows_per_expert(const GroupedArgs& a) const {
+    return a.layout == GroupedLayout::kMasked ? a.rows : moe_rows_per_expert(slots(a), experts_);
+  }
+  size_t bucket_for(const GroupedArgs& a) const {
+    const int64_t m = rows_per_expert(a);
+    for (size_t i = 0; i < plan_.size(); ++i)
+      if (m <= plan_[i].max_m) return i;
+    return plan_.size() - 1;
+  }
+  int64_t max_tiles(const GroupedArgs& a, const MmaGemmConfig& c) const {
+    return moe_max_tiles(a.layout, slots(a), experts_, c.block_m());
+  }
+  int64_t padded_k() const { return (problem_.k + 7) / 8 * 8; }
+  bool needs_padding(const GroupedArgs& a) const { return problem_.k % 8 != 0 || !aligned16(a.a); }
+  // A's rows padded to a multiple of 8 elements, 16-byte aligned (as JitLayer does).
+  Status pad_activations(const GroupedArgs& args, uint8_t* dst) const {
+    auto driver = cuda_driver();
+    if (!driver) return driver.status();
+    const CUstream stream = static_cast<CUstream>(args.stream);
+    const size_t row = size_t(problem_.k) * 2, pitch = size_t(padded_k()) * 2;
+    const CUdeviceptr base = reinterpret_cast<CUdeviceptr>(dst);
+    if (padded_k() != problem_.k)
+      QGEMM_CU(*driver, cuMemsetD2D16Async, base + row, pitch, 0, size_t(padded_k() - problem_.k),
+               size_t(a_rows(args)), stream);
+    CUDA_MEMCPY2D copy{};
+    copy.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    copy.srcDevice = reinterpret_cast<CUdeviceptr>(args.a);
+    copy.srcPitch = row;
+    copy.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    copy.dstDevice = base;
+    copy.dstPitch = pitch;
+    copy.WidthInBytes = row;
+    copy.Height = size_t(a_rows(args));
+    QGEMM_CU(*driver, cuMemcpy2DAsync, &copy, stream);
+    return Status();
+  }
+
+  LayerProblem problem_;
+  int64_t experts_;
+  GroupedWeights w_;
+  std::vector<MmaPlanEntry> plan_;
+  std::vector<LoadedKernel> kernels_ = std::vector<LoadedKernel>(plan_.size());
+  LoadedKernel tiles_kernel_;
+};
+
+}  // namespace
+
+Support grouped_jit_support(const LayerProblem& p) {
+  if (p.device < 0) return Support::no("the layer is on host memory (device -1)");
+  if (p.device_info.sm() == 0) return Support::no("no GPU");
+  if (p.act.is_quantized())
+    return Support::no(str("activations ", p.act.to_string(),
+                           ": grouped GPU kernels take fp16/bf16 activations in this version"));
+  if (p.experts > kMaxMoeExperts)
+    return Support::no(str(p.experts, " experts; the GPU tile list takes at most ", kMaxMoeExperts,
+                           " per device"));
+  if (auto nvrtc = nvrtc_library(); !nvrtc) return Support::no(nvrtc.status().message());
+  auto plan = plan_moe_grouped(p.n, p.k, p.weight, p.act.type, p.out, p.device_info);
+  if (!plan) return Support::no(plan.status().message());
+  return Support::yes();
+}
+
+Expected<std::unique_ptr<PreparedGrouped>> build_grouped_jit(const QuantizedWeight& stack,
+                                                             const LayerProblem& p) {
+  auto plan = plan_moe_grouped(p.n, p.k, p.weight, p.act.type, p.out, p.device_info);
+  if (!plan) return plan.status();
+  QGEMM_RETURN_IF_ERROR(use_device(p.device));
+  auto weights = upload_stack(stack, p.act.type);
+  if (!weights) return weights.status();
+  return std::unique_ptr<PreparedGrouped>(
+      new GroupedJitLayer(p, stack.experts, std::move(*weights), std::move(*plan)));
+}
+
+}  // namespace qgemm

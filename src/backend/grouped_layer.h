@@ -1,0 +1,49 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "qgemm/grouped.h"
+
+namespace qgemm {
+
+/// A grouped layer built by a backend: the expert stack in its layout, kernels planned.
+class PreparedGrouped {
+ public:
+  virtual ~PreparedGrouped() = default;
+  virtual Status prepare(int64_t max_rows) = 0;
+  virtual size_t workspace_bytes(const GroupedArgs& shape) const = 0;
+  /// `args` passed validate_grouped_args.
+  virtual Status run(const GroupedArgs& args) const = 0;
+  virtual std::string describe() const = 0;
+};
+
+/// Checks a call's sizes and pointers against a layer of `experts` x [n, k] (not the ids,
+/// offsets or counts, which may live on the GPU: kernels clamp those).
+Status validate_grouped_args(const GroupedArgs& args, int64_t experts);
+
+/// One row of a grouped product: row `a_row` of A times expert `expert` into row `c_row` of C.
+struct GroupedRow {
+  int64_t a_row, c_row;
+  int expert;
+};
+
+/// The rows of a call whose ids, offsets or counts are host memory, by the rules the GPU's tile
+/// list follows (ids out of range or remote are no row; offsets and counts clamped), in C row
+/// order; `unrouted` gets the C rows of routed slots that no local expert takes.
+std::vector<GroupedRow> grouped_rows(const GroupedArgs& args, int64_t experts,
+                                     std::vector<int64_t>* unrouted = nullptr);
+
+/// Whether the jit backend runs this expert stack (a GPU, 16-bit activations, a dense plan).
+Support grouped_jit_support(const LayerProblem& problem);
+Expected<std::unique_ptr<PreparedGrouped>> build_grouped_jit(const QuantizedWeight& stack,
+                                                             const LayerProblem& problem);
+/// The CPU reference over host memory, any activation format (quantized ones from 16-bit
+/// input, as Linear's cpu backend does).
+Expected<std::unique_ptr<PreparedGrouped>> build_grouped_cpu(const QuantizedWeight& stack,
+                                                             const LayerProblem& problem);
+
+}  // namespace qgemm

@@ -1,0 +1,78 @@
+#include "families/moe_grouped.h"
+
+#include <algorithm>
+
+#include "moe_grouped/moe_grouped_params.cuh"
+#include "moe_grouped/moe_layer_params.cuh"
+#include "util/error.h"
+
+namespace qgemm {
+
+Expected<std::vector<MmaPlanEntry>> plan_moe_grouped(int64_t n, int64_t k,
+                                                     const WeightFormat& weight, DType act,
+                                                     DType out, const DeviceInfo& device) {
+  auto dense = plan_mma_gemm(n, k, weight, act, out, device);
+  if (!dense) return dense.status();
+  std::vector<MmaPlanEntry> plan = std::move(*dense);
+  for (MmaPlanEntry& e : plan) {
+    e.config.gathered = true;
+    // NOTE: a gathered tile's rows are not one box: its stages come by cp.async.
+    e.config.tma = false;
+    QGEMM_RETURN_IF_ERROR(e.config.validate());
+  }
+  return plan;
+}
+
+int64_t moe_rows_per_expert(int64_t rows, int64_t experts) {
+  if (rows <= 0) return 0;
+  const int64_t reached = std::max<int64_t>(1, std::min(experts, rows));
+  return (rows + reached - 1) / reached;
+}
+
+int64_t moe_max_tiles(GroupedLayout layout, int64_t rows, int64_t experts, int block_m) {
+  if (rows <= 0 || experts <= 0 || block_m <= 0) return 0;
+  if (layout == GroupedLayout::kMasked) return experts * ((rows + block_m - 1) / block_m);
+  // Each expert with rows has at most one partly filled tile.
+  return (rows + block_m - 1) / block_m + std::min(experts, rows);
+}
+
+KernelSpec moe_tiles_spec(const std::string& arch) {
+  KernelSpec s;
+  s.family = "moe_grouped";
+  s.config = str("tiles ", arch);
+  s.arch = arch;
+  s.threads = kMoeTilesThreads;
+  s.source = "#include \"moe_grouped/moe_tiles.cuh\"\n";
+  s.name_expression = "&qgemm::moe_tiles_kernel";
+  return s;
+}
+
+namespace {
+
+KernelSpec layer_spec(const char* kernel, const std::string& header, const std::string& elem,
+                      const std::string& arch) {
+  KernelSpec s;
+  s.family = "moe_grouped";
+  s.config = str(kernel, elem.empty() ? "" : " ", elem, " ", arch);
+  s.arch = arch;
+  s.threads = kMoeLayerThreads;
+  s.source = str("#include \"moe_grouped/", header, "\"\n");
+  s.name_expression = elem.empty() ? str("&qgemm::", kernel, "_kernel")
+                                   : str("&qgemm::", kernel, "_kernel<qgemm::Elem::k",
+                                         elem == "fp16" ? "Fp16" : "Bf16", ">");
+  return s;
+}
+
+}  // namespace
+
+KernelSpec moe_route_spec(const std::string& arch) {
+  return layer_spec("moe_route", "moe_route.cuh", "", arch);
+}
+KernelSpec moe_activation_spec(DType type, const std::string& arch) {
+  return layer_spec("moe_activation", "moe_activation.cuh", type.name(), arch);
+}
+KernelSpec moe_reduce_spec(DType type, const std::string& arch) {
+  return layer_spec("moe_reduce", "moe_reduce.cuh", type.name(), arch);
+}
+
+}  // namespace qgemm

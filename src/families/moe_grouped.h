@@ -1,0 +1,39 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "jit/kernel_spec.h"
+#include "plan/jit_kernel_plan.h"
+#include "qgemm/grouped.h"
+
+namespace qgemm {
+
+/// The grouped MoE family (kernels/moe_grouped/): the dense tile kernels of a layer of the
+/// expert's shape, made gathered (MmaGemmConfig::gathered; cp.async stage copies where the
+/// dense plan copies by TMA), by rows per expert. The dense plan's hand-off to cuBLASLt has no
+/// grouped form: its bucket takes the tile kernel below it.
+Expected<std::vector<MmaPlanEntry>> plan_moe_grouped(int64_t n, int64_t k,
+                                                     const WeightFormat& weight, DType act,
+                                                     DType out, const DeviceInfo& device);
+
+/// The rows per expert a call is planned for: its rows spread over as many experts as it can
+/// reach (a routed call of 8 slots over 256 experts: 1 each; 4096 x 8 slots: 128 each).
+int64_t moe_rows_per_expert(int64_t rows, int64_t experts);
+
+/// The most token tiles of `block_m` positions a call of `rows` rows over `experts` experts can
+/// need (each expert's rows in whole tiles): the grid's height, fixed by the shape alone. For
+/// the masked layout, rows are per expert.
+int64_t moe_max_tiles(GroupedLayout layout, int64_t rows, int64_t experts, int block_m);
+
+/// The tile-list kernel (kernels/moe_grouped/moe_tiles.cuh) for `arch`.
+KernelSpec moe_tiles_spec(const std::string& arch);
+
+/// The MoE layer's kernels around its GEMMs: routing, the gated activation and the weighted
+/// sum (kernels/moe_grouped/moe_route.cuh, moe_activation.cuh, moe_reduce.cuh), the last two
+/// for the layer's 16-bit type (fp16 or bf16).
+KernelSpec moe_route_spec(const std::string& arch);
+KernelSpec moe_activation_spec(DType type, const std::string& arch);
+KernelSpec moe_reduce_spec(DType type, const std::string& arch);
+
+}  // namespace qgemm

@@ -1,0 +1,179 @@
+// Grouped GEMMs over an expert stack on the GPU (kernels/moe_grouped/) against the reference
+// built from the same quantized operands: every layout, empty and odd calls, expert parallelism.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "api/host_run.h"
+#include "backend/device_buffer.h"
+#include "gpu_test_util.h"
+#include "qgemm/grouped.h"
+#include "util/random.h"
+
+namespace qgemm {
+namespace {
+
+struct GroupedCase {
+  const char* weight;
+  int64_t experts, n, k;
+  GroupedLayout layout;
+  int64_t rows;
+  int top_k;
+};
+
+// Random routing of `c.rows` tokens: some ids -1, some out of range; with `remote`, an expert map
+// over twice as many global experts whose odd ids are remote.
+HostGroupedCall make_call(const GroupedCase& c, uint64_t seed, bool remote) {
+  HostGroupedCall call;
+  call.layout = c.layout;
+  call.rows = c.rows;
+  call.top_k = c.top_k;
+  std::mt19937_64 rng(seed);
+  if (c.layout == GroupedLayout::kRouted) {
+    const int64_t global = remote ? 2 * c.experts : c.experts;
+    for (int64_t s = 0; s < c.rows * c.top_k; ++s) {
+      const uint64_t r = rng() % 64;
+      call.expert_ids.push_back(r == 0   ? -1
+                                : r == 1 ? static_cast<int32_t>(global + 3)
+                                         : static_cast<int32_t>(rng() % global));
+    }
+    if (remote) {
+      call.global_experts = global;
+      for (int64_t g = 0; g < global; ++g)
+        call.expert_map.push_back(g % 2 == 0 ? static_cast<int32_t>(g / 2) : -1);
+    }
+  } else if (c.layout == GroupedLayout::kContiguous) {
+    // Rows cut at random points; expert 1 (when there is one) gets none.
+    std::vector<int32_t> cuts;
+    for (int64_t e = 0; e + 1 < c.experts; ++e)
+      cuts.push_back(static_cast<int32_t>(rng() % (c.rows + 1)));
+    std::sort(cuts.begin(), cuts.end());
+    call.offsets.push_back(0);
+    for (int32_t v : cuts) call.offsets.push_back(v);
+    call.offsets.push_back(static_cast<int32_t>(c.rows));
+    if (c.experts > 2) call.offsets[2] = call.offsets[1];
+  } else {
+    for (int64_t e = 0; e < c.experts; ++e)
+      call.counts.push_back(e == 1 ? 0 : static_cast<int32_t>(rng() % (c.rows + 1)));
+    call.counts[0] = static_cast<int32_t>(c.rows);  // one full block
+  }
+  return call;
+}
+
+void check_case(const GroupedCase& c, uint64_t seed, bool remote = false, bool bias = false) {
+  SCOPED_TRACE(::testing::Message()
+               << c.weight << " E=" << c.experts << " N=" << c.n << " K=" << c.k << " "
+               << grouped_layout_name(c.layout) << " rows=" << c.rows << " top_k=" << c.top_k
+               << (remote ? " remote" : ""));
+  const auto wv = random_normal(c.experts * c.n * c.k, seed, 0.05f);
+  auto w =
+      quantize_weights(HostValues::of(wv), c.experts, c.n, c.k, *WeightFormat::parse(c.weight));
+  ASSERT_TRUE(w.ok()) << w.status().to_string();
+  const int64_t a_rows = c.layout == GroupedLayout::kMasked ? c.rows * c.experts : c.rows;
+  const auto av = random_normal(a_rows * c.k, seed + 1, 1.0f);
+  auto a = quantize_activations(HostValues::of(av), a_rows, c.k, *ActFormat::parse("bf16"));
+  ASSERT_TRUE(a.ok());
+  const HostGroupedCall call = make_call(c, seed + 2, remote);
+  std::vector<uint8_t> bias_bytes;
+  std::vector<float> bias_values;
+  if (bias) {
+    const auto b = random_normal(c.experts * c.n, seed + 3, 0.5f);
+    for (float v : b) {
+      const uint16_t code = static_cast<uint16_t>(encode(DType::bf16(), v));
+      bias_bytes.push_back(code & 0xff);
+      bias_bytes.push_back(code >> 8);
+      bias_values.push_back(static_cast<float>(decode(DType::bf16(), code)));
+    }
+  }
+  LinearOptions lo;
+  lo.backend = BackendKind::kJit;
+  auto run = run_grouped_on_host_data(*w, lo, a->data, call, bias_bytes);
+  ASSERT_TRUE(run.ok()) << run.status().to_string();
+  EXPECT_EQ(run->backend, "jit");
+  EXPECT_EQ(run->unwritten, 0) << "outputs left unwritten";
+  auto ref = reference_grouped(*a, *w, call, bias_values);
+  ASSERT_TRUE(ref.ok()) << ref.status().to_string();
+  ASSERT_EQ(ref->size(), run->c.size());
+  // Rows the call must not write still hold the poison; the others match the reference.
+  std::vector<double> want, got;
+  int64_t touched = 0;
+  for (size_t i = 0; i < ref->size(); ++i) {
+    if (std::isnan((*ref)[i])) {
+      touched += !std::isnan(run->c[i]);
+      continue;
+    }
+    want.push_back((*ref)[i]);
+    got.push_back(run->c[i]);
+  }
+  EXPECT_EQ(touched, 0) << "outputs written outside the call's rows";
+  if (want.empty()) return;
+  const Comparison cmp = compare(want, got);
+  EXPECT_EQ(cmp.nan_count, 0);
+  EXPECT_LE(cmp.rel_frobenius, 5e-3) << "max abs error " << cmp.max_abs_error;
+}
+
+TEST(GroupedLinearGpu, RoutedMatchesReferenceForEveryFormat) {
+  QGEMM_REQUIRE_GPU();
+  const char* formats[] = {"int4/g128/bf16", "uint4/g128/bf16/zp", "int8/channel/bf16", "mxfp4",
+                           "nvfp4",          "e4m3/b128x128/fp32", "int3/g128/bf16"};
+  uint64_t seed = 100;
+  for (const char* f : formats)
+    for (int64_t tokens : {1, 3, 64, 1000})
+      check_case({f, 8, 1000, 512, GroupedLayout::kRouted, tokens, 2}, seed += 10);
+}
+
+TEST(GroupedLinearGpu, LayoutsEdgeCasesAndExpertParallelism) {
+  QGEMM_REQUIRE_GPU();
+  uint64_t seed = 500;
+  // Prefill-sized routed calls take the large tiles; DeepSeek-like top 8 of 32 experts.
+  check_case({"int4/g128/bf16", 32, 256, 1024, GroupedLayout::kRouted, 4096, 8}, seed += 10);
+  check_case({"int4/g128/bf16", 32, 256, 1024, GroupedLayout::kRouted, 300, 8}, seed += 10, true);
+  // All tokens on one expert.
+  {
+    GroupedCase c{"int4/g128/bf16", 4, 384, 768, GroupedLayout::kContiguous, 1000, 1};
+    check_case(c, seed += 10);
+  }
+  for (int64_t rows : {1, 3, 64, 1000})
+    check_case({"int8/channel/bf16", 6, 2880, 1000, GroupedLayout::kContiguous, rows, 1},
+               seed += 10, false, true);
+  for (int64_t rows : {1, 7, 200})
+    check_case({"mxfp4", 5, 1000, 2880, GroupedLayout::kMasked, rows, 1}, seed += 10);
+  check_case({"e4m3/b128x128/fp32", 4, 640, 768, GroupedLayout::kMasked, 130, 1}, seed += 10);
+}
+
+TEST(GroupedLinearGpu, EmptyCallsAndBadArguments) {
+  QGEMM_REQUIRE_GPU();
+  const auto wv = random_normal(4 * 256 * 512, 7, 0.05f);
+  auto w =
+      quantize_weights(HostValues::of(wv), 4, 256, 512, *WeightFormat::parse("int4/g128/bf16"));
+  ASSERT_TRUE(w.ok());
+  LinearOptions lo;
+  auto layer = GroupedLinear::create(*w, lo);
+  ASSERT_TRUE(layer.ok()) << layer.status().to_string();
+  EXPECT_EQ(layer->backend(), "jit");
+  ASSERT_TRUE(layer->prepare(64).ok());
+  GroupedArgs args;  // rows = 0: a valid empty call touching nothing
+  EXPECT_TRUE(layer->run(args).ok());
+  args.rows = 4;
+  args.top_k = 2;
+  Status s = layer->run(args);
+  EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
+  int32_t dummy = 0;
+  args.a = args.c = &dummy;
+  s = layer->run(args);
+  EXPECT_NE(s.message().find("expert_ids"), std::string::npos) << s.message();
+  args.expert_ids = &dummy;
+  args.rows = 1000;
+  s = layer->run(args);
+  EXPECT_NE(s.message().find("prepare"), std::string::npos) << s.message();
+  LinearOptions quantized;
+  quantized.act = *ActFormat::parse("e4m3/token");
+  auto q = GroupedLinear::create(*w, quantized);
+  ASSERT_FALSE(q.ok());
+  EXPECT_NE(q.status().message().find("cpu"), std::string::npos) << q.status().message();
+}
+
+}  // namespace
+}  // namespace qgemm
