@@ -12,6 +12,7 @@
 #include "backend/device_buffer.h"
 #include "bench/lib/device_data.h"
 #include "bench/lib/gpu_timer.h"
+#include "bench/lib/grouped_measure.h"
 #include "bench/lib/layer_memory.h"
 #include "bench/lib/sampling.h"
 #include "format/half.h"
@@ -57,6 +58,14 @@ struct Case {
   const std::vector<double>& ref() {
     if (!reference) reference = *reference_gemm(a, w, {}, rows);
     return *reference;
+  }
+
+  // MoE: the grouped call's case (output rows are slots) and its reference, shared by backends.
+  std::optional<GroupedCase> grouped;
+  std::optional<Expected<std::vector<double>>> grouped_ref;
+  Expected<std::vector<double>>& moe_ref() {
+    if (!grouped_ref) grouped_ref = grouped_reference(*grouped);
+    return *grouped_ref;
   }
 };
 
@@ -458,26 +467,43 @@ Expected<BenchReport> run_recipe(const Recipe& recipe, const RunOptions& options
                            std::move(a16),
                            {},
                            sample_rows(m, seed + m),
+                           std::nullopt,
+                           1,
+                           std::nullopt,
                            std::nullopt});
-      if (p.experts > 0) cases.back().routing = random_routing(m, p.top_k, p.experts, seed + m);
+      if (p.experts > 0) {
+        Case& c = cases.back();
+        c.routing = random_routing(m, p.top_k, p.experts, seed + m);
+        c.grouped.emplace(GroupedCase{c.w, c.a, c.routing, out,
+                                      sample_rows(m * p.top_k, seed + m), 1, recipe.warmup,
+                                      recipe.repetitions});
+      }
     }
     const int launches =
         graph_launches(backend_weight_bytes(*w, backends), report.rotate_bytes, kMaxCopies);
-    for (Case& c : cases) c.launches = launches;
+    for (Case& c : cases) {
+      c.launches = launches;
+      if (c.grouped) c.grouped->launches = launches;
+    }
     const int64_t max_m = *std::max_element(p.m.begin(), p.m.end());
     std::vector<std::vector<ResultRow>> rows(cases.size());
     for (const std::string& backend : backends) {
       // Layers or weight copies are built once per problem and backend, then timed at each M.
       std::optional<Expected<LinearSet>> linear;
       std::optional<Expected<CublasSet>> cublas;
+      std::optional<GroupedBackend> grouped;
       const bool gpu_backend = backend != "cpu";
-      const bool runnable = !gpu_backend || (report.gpu && p.experts == 0);
+      const bool runnable = !gpu_backend || report.gpu;
+      const bool moe = p.experts > 0;
       // NOTE: "jit" launches plainly, like the cuBLAS baselines; "jit-pdl" launches
       // programmatically, so each timed launch overlaps the end of the one before it (what
       // back-to-back layers, or neighbours that trigger their dependents early, give).
       // "jit-q16" passes bf16 input that the layer quantizes (quantized activation formats).
       const bool jit = backend == "jit" || backend == "jit-pdl" || backend == "jit-q16";
-      if (runnable && (jit || backend == "qdq")) {
+      if (runnable && gpu_backend && moe) {
+        progress.set_detail(str(p.name, " ", backend, ": building the expert stack"));
+        grouped = build_grouped_backend(backend, *w, af, out, max_m * p.top_k);
+      } else if (runnable && (jit || backend == "qdq")) {
         progress.set_detail(str(p.name, " ", backend, ": building layers"));
         linear = build_linear_set(*w, af, out, jit ? BackendKind::kJit : BackendKind::kQdq,
                                   backend == "jit-pdl", max_m, report.rotate_bytes);
@@ -505,9 +531,8 @@ Expected<BenchReport> run_recipe(const Recipe& recipe, const RunOptions& options
         } else if (!report.gpu) {
           row.status = "skipped";
           row.note = "no GPU";
-        } else if (p.experts > 0) {
-          row.status = "skipped";
-          row.note = "MoE runs on the cpu backend in this version";
+        } else if (moe) {
+          s = measure_grouped(*c.grouped, *grouped, [&]() { return c.moe_ref(); }, row);
         } else if (linear) {
           if (backend == "jit-q16" && !af.is_quantized())
             s = Status(ErrorCode::kUnsupported, "jit-q16: the activations are not quantized");

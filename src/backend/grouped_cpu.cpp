@@ -92,9 +92,6 @@ std::vector<GroupedRow> grouped_rows(const GroupedArgs& args, int64_t experts,
   return rows;
 }
 
-namespace {
-
-// Expert e of a stack as a one-expert weight.
 QuantizedWeight expert_slice(const QuantizedWeight& w, int64_t e) {
   QuantizedWeight we;
   we.format = w.format;
@@ -110,6 +107,8 @@ QuantizedWeight expert_slice(const QuantizedWeight& w, int64_t e) {
   if (!w.global.empty()) we.global = {w.global[e]};
   return we;
 }
+
+namespace {
 
 class GroupedCpuLayer final : public PreparedGrouped {
  public:

@@ -37,6 +37,9 @@ struct GroupedRow {
 std::vector<GroupedRow> grouped_rows(const GroupedArgs& args, int64_t experts,
                                      std::vector<int64_t>* unrouted = nullptr);
 
+/// Expert e of a stack as a one-expert weight (a copy).
+QuantizedWeight expert_slice(const QuantizedWeight& stack, int64_t e);
+
 /// Whether the jit backend runs this expert stack (a GPU, 16-bit activations, a dense plan).
 Support grouped_jit_support(const LayerProblem& problem);
 Expected<std::unique_ptr<PreparedGrouped>> build_grouped_jit(const QuantizedWeight& stack,

@@ -212,6 +212,21 @@ TEST(BenchRecipeTest, CommittedRecipesParse) {
     EXPECT_EQ(p.backends, (std::vector<std::string>{"jit", "jit-pdl", "qdq", "cublas-bf16"}))
         << p.name;
   }
+
+  // The MoE recipe: each model's two grouped GEMMs, w13 with N = 2 x w2's K.
+  Expected<Recipe> moe = load_recipe((root / "bench/recipes/moe.yaml").string());
+  ASSERT_TRUE(moe.ok()) << moe.status().to_string();
+  ASSERT_EQ(moe->problems.size(), 8u);
+  for (size_t i = 0; i < moe->problems.size(); i += 2) {
+    const BenchProblem& w13 = moe->problems[i];
+    const BenchProblem& w2 = moe->problems[i + 1];
+    EXPECT_EQ(w13.n, 2 * w2.k) << w13.name;
+    EXPECT_EQ(w13.k, w2.n) << w13.name;
+    EXPECT_EQ(w13.experts, w2.experts) << w13.name;
+    EXPECT_EQ(w13.m, (std::vector<int64_t>{1, 4, 16, 64, 256, 1024, 4096})) << w13.name;
+  }
+  EXPECT_EQ(moe->problems[0].experts, 256);
+  EXPECT_EQ(moe->problems[0].top_k, 8);
 }
 
 // The grid recipe samples the grid by a fixed rule: every format sees every M value once, on one
