@@ -3,7 +3,8 @@
 Formats are specs (``WeightFormat("int4/g128/bf16")``, ``ActFormat("e4m3/token")``); weights are
 quantized on the host (``quantize_weights``) into the canonical layout; a ``Linear`` layer runs
 them on a GPU (device arrays: ``qgemm.torch``, or any object with ``__cuda_array_interface__``)
-or on the host (NumPy arrays, ``device=-1``). ``reference_gemm`` is the exact CPU reference.
+or on the host (NumPy arrays, ``device=-1``); ``MoE`` is a fused mixture-of-experts layer over two expert stacks.
+``reference_gemm`` is the exact CPU reference.
 
 Errors are Python exceptions carrying the library's message: ``ValueError`` for bad arguments,
 ``qgemm.UnsupportedError`` (a ``NotImplementedError``) for valid requests no backend runs,
@@ -30,6 +31,7 @@ from ._qgemm import (
     reference_gemm as _reference_gemm,
 )
 from ._qgemm import Linear as _Linear
+from ._qgemm import MoE as _MoE
 from ._qgemm import _Checkpoint
 from ._qgemm import quantize_activations as _quantize_activations
 from ._qgemm import quantize_weights as _quantize_weights
@@ -40,6 +42,7 @@ __all__ = [
     "Error",
     "ImportedLayer",
     "Linear",
+    "MoE",
     "OutOfMemoryError",
     "QuantizedActivations",
     "QuantizedWeight",
@@ -135,6 +138,52 @@ def load_checkpoint(path) -> Checkpoint:
     float-quantized, ModelOpt NVFP4, gpt-oss MXFP4 experts). Layers are read when indexed, one
     at a time, so host memory stays near one layer."""
     return Checkpoint(path)
+
+
+class MoE(_MoE):
+    """A fused mixture-of-experts layer over expert stacks ``w13`` [E, 2 I, H] (gate and up
+    projections) and ``w2`` [E, H, I]: top-k routing, the two grouped GEMMs, the gated
+    activation and the weighted sum back to token order.
+
+    ``MoE(w13, w2, top_k=2, act="bf16", backend="auto", device=None, scoring="softmax",
+    renormalize=True, groups=1, top_groups=1, routed_scale=1.0, activation="silu",
+    interleaved_gate_up=False, swiglu_alpha=1.702, swiglu_limit=7.0)``: ``scoring`` softmax or
+    sigmoid (DeepSeek-V3, with ``groups``/``top_groups`` for grouped top-k and a correction bias
+    at call time); ``activation`` silu, gelu or swiglu_clamp (gpt-oss). With ``device=None`` the
+    layer goes to GPU 0 when there is one and the backend is not "cpu", else to the host.
+
+    Call ``prepare(max_tokens)`` once, then call the layer on the host with tokens [T, H] and
+    router logits [T, E] (or ``topk_ids``/``topk_weights`` [T, top_k]); the result is float32
+    [T, H]. On a GPU, ``run()`` takes integer device pointers on a stream.
+    """
+
+    def __init__(self, w13: QuantizedWeight, w2: QuantizedWeight, top_k=2, act="bf16",
+                 backend="auto", device=None, scoring="softmax", renormalize=True, groups=1,
+                 top_groups=1, routed_scale=1.0, activation="silu", interleaved_gate_up=False,
+                 swiglu_alpha=1.702, swiglu_limit=7.0):
+        if device is None:
+            device = 0 if backend != "cpu" and device_count() > 0 else -1
+        super().__init__(w13, w2, int(top_k), str(act), str(backend), int(device), str(scoring),
+                         bool(renormalize), int(groups), int(top_groups), float(routed_scale),
+                         str(activation), bool(interleaved_gate_up), float(swiglu_alpha),
+                         float(swiglu_limit))
+
+    def __call__(self, x, router_logits=None, correction_bias=None, topk_ids=None,
+                 topk_weights=None):
+        if self.device >= 0:
+            raise ValueError("MoE on a GPU: call run() with device pointers (this layer lives "
+                             f"on GPU {self.device}); build it with device=-1 for NumPy arrays")
+        ids = None if topk_ids is None else _np.ascontiguousarray(topk_ids, dtype=_np.int32)
+        return self.run_host(
+            _floats(x, "MoE"),
+            None if router_logits is None else _floats(router_logits, "MoE router_logits"),
+            None if correction_bias is None else _floats(correction_bias, "MoE correction_bias"),
+            ids,
+            None if topk_weights is None else _floats(topk_weights, "MoE topk_weights"))
+
+    def __repr__(self) -> str:
+        return (f"qgemm.MoE(E={self.experts}, H={self.hidden}, I={self.intermediate}, "
+                f"top_k={self.top_k}, backend={self.backend}, device={self.device})")
 
 
 class Linear(_Linear):

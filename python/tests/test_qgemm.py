@@ -252,3 +252,71 @@ def test_nvfp4_activations_carry_a_global_scale():
     assert str(a.format) == "e2m1/g16/e4m3/global"
     assert a.global_scale == pytest.approx(np.abs(x).max() / 2688.0, rel=1e-6)
     assert qgemm.quantize_activations(x, "e4m3/token").global_scale is None
+
+
+# ---- MoE ---------------------------------------------------------------------------------------
+
+
+def _moe_stacks(experts=4, hidden=256, inter=128, seed=0):
+    rng = np.random.default_rng(seed)
+    w13 = qgemm.quantize_weights(rng.normal(0, 0.05, (experts, 2 * inter, hidden)), "int4/g128/bf16")
+    w2 = qgemm.quantize_weights(rng.normal(0, 0.05, (experts, hidden, inter)), "int4/g128/bf16")
+    return w13, w2
+
+
+def _moe_numpy(x, w13, w2, ids, weights):
+    """The layer in NumPy from the dequantized stacks, rounding to bf16 where the layer keeps
+    16-bit rows."""
+    d13, d2 = w13.dequantize().astype(np.float64), w2.dequantize().astype(np.float64)
+    inter = d2.shape[2]
+    xb = bf16_round(x).astype(np.float64)
+    out = np.zeros((x.shape[0], d2.shape[1]))
+    for t in range(x.shape[0]):
+        for j in range(ids.shape[1]):
+            e = ids[t, j]
+            if e < 0:
+                continue
+            h = bf16_round(d13[e] @ xb[t]).astype(np.float64)
+            g, u = h[:inter], h[inter:]
+            a = bf16_round(g / (1 + np.exp(-g)) * u).astype(np.float64)
+            out[t] += weights[t, j] * bf16_round(d2[e] @ a)
+    return out
+
+
+def test_moe_layer_on_host_matches_numpy():
+    w13, w2 = _moe_stacks()
+    layer = qgemm.MoE(w13, w2, top_k=2, device=-1)
+    assert layer.backend == "cpu" and layer.experts == 4 and layer.intermediate == 128
+    layer.prepare(8)
+    rng = np.random.default_rng(1)
+    x = rng.normal(0, 1, (5, 256)).astype(np.float32)
+    logits = rng.normal(0, 1, (5, 4)).astype(np.float32)
+    got = layer(x, router_logits=logits)
+    assert got.shape == (5, 256) and got.dtype == np.float32
+    # Softmax top-2, renormalized: the softmax of the two chosen logits.
+    ids = np.argsort(-logits, axis=1, kind="stable")[:, :2]
+    chosen = np.take_along_axis(logits, ids, axis=1).astype(np.float64)
+    weights = np.exp(chosen) / np.exp(chosen).sum(axis=1, keepdims=True)
+    want = _moe_numpy(x, w13, w2, ids, weights)
+    assert np.linalg.norm(got - want) / np.linalg.norm(want) < 5e-3
+
+
+def test_moe_layer_takes_given_top_k_and_rejects_bad_input():
+    w13, w2 = _moe_stacks(seed=2)
+    layer = qgemm.MoE(w13, w2, top_k=2, activation="silu", device=-1)
+    layer.prepare(4)
+    x = np.random.default_rng(3).normal(0, 1, (3, 256)).astype(np.float32)
+    ids = np.array([[0, 3], [-1, 2], [1, 1]], dtype=np.int32)  # -1: no expert
+    weights = np.array([[0.75, 0.25], [0.5, 0.5], [0.5, 0.5]], dtype=np.float32)
+    got = layer(x, topk_ids=ids, topk_weights=weights)
+    want = _moe_numpy(x, w13, w2, ids, weights.astype(np.float64))
+    assert np.linalg.norm(got - want) / np.linalg.norm(want) < 5e-3
+    assert layer(x[:0], topk_ids=ids[:0], topk_weights=weights[:0]).shape == (0, 256)
+    with pytest.raises(ValueError, match="router_logits"):
+        layer(x)
+    with pytest.raises(ValueError, match=r"\[T, H=256\]"):
+        layer(x[:, :100], topk_ids=ids, topk_weights=weights)
+    with pytest.raises(ValueError, match="2 x w2's K"):
+        qgemm.MoE(w13, w13, device=-1)
+    with pytest.raises(ValueError, match="activation"):
+        qgemm.MoE(w13, w2, activation="relu", device=-1)
