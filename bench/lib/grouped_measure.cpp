@@ -13,6 +13,7 @@
 #include "bench/lib/gpu_timer.h"
 #include "util/error.h"
 #include "util/parallel.h"
+#include "util/random.h"
 
 namespace qgemm::bench {
 namespace {
@@ -37,6 +38,28 @@ void check_rows(const GroupedCase& c, const std::vector<uint8_t>& bytes,
 }
 
 }  // namespace
+
+Expected<QuantizedWeight> bench_expert_stack(int64_t experts, int64_t n, int64_t k,
+                                             const WeightFormat& format, uint64_t seed) {
+  const int64_t distinct = std::min(experts, kDistinctExperts);
+  auto w = quantize_weights(HostValues::of(random_normal(distinct * n * k, seed, 0.05f)), distinct,
+                            n, k, format);
+  if (!w || distinct == experts) return w;
+  // Expert e repeats expert e mod `distinct`: each array grows to `experts` expert-sized parts.
+  const auto repeat = [&](auto& v) {
+    const size_t part = v.size() / size_t(distinct);
+    v.resize(part * size_t(experts));
+    for (int64_t e = distinct; e < experts; ++e)
+      std::copy_n(v.begin() + (e % distinct) * part, part, v.begin() + e * part);
+  };
+  repeat(w->codes);
+  repeat(w->scales);
+  if (!w->zeros.empty()) repeat(w->zeros);
+  if (!w->global.empty()) repeat(w->global);
+  w->experts = experts;
+  QGEMM_RETURN_IF_ERROR(w->validate());
+  return w;
+}
 
 Expected<std::vector<double>> grouped_reference(const GroupedCase& c) {
   std::vector<double> ref(c.rows.size() * c.w.n, 0.0);
@@ -104,14 +127,35 @@ static Expected<std::shared_ptr<CublasExperts>> build_cublas_experts(const Quant
   QGEMM_RETURN_IF_ERROR(use_device(0));
   auto set = std::make_shared<CublasExperts>();
   std::vector<float> values(w.n * w.k);
+  // Experts that repeat one of the first kDistinctExperts (bench_expert_stack) reuse its bf16
+  // values, each uploaded to its own buffer, so the baseline reads as many bytes as jit does.
+  std::vector<std::vector<uint8_t>> encoded;
+  const int64_t code_bytes = w.n * w.row_bytes();
+  const int64_t table = w.format.scale_rows(w.n) * w.format.scale_cols(w.k);
+  const auto repeats = [&](int64_t e, int64_t of) {
+    const auto same = [&](const auto& v, int64_t part) {
+      return v.empty() ||
+             std::equal(v.begin() + e * part, v.begin() + (e + 1) * part, v.begin() + of * part);
+    };
+    return same(w.codes, code_bytes) && same(w.scales, table) && same(w.zeros, table) &&
+           same(w.global, 1);
+  };
   for (int64_t e = 0; e < w.experts; ++e) {
+    if (e >= kDistinctExperts && repeats(e, e % kDistinctExperts)) {
+      const std::vector<uint8_t>& bytes = encoded[e % kDistinctExperts];
+      auto buffer = DeviceBuffer::upload(bytes.data(), bytes.size());
+      if (!buffer) return buffer.status();
+      set->weights.push_back(std::move(*buffer));
+      continue;
+    }
     parallel_for(w.n, 16, [&](int64_t b, int64_t end) {
       for (int64_t r = b; r < end; ++r)
         for (int64_t col = 0; col < w.k; ++col)
           values[r * w.k + col] = float(w.dequantize(e, r, col));
     });
-    const auto bytes = encode_values(values, DType::bf16());
+    std::vector<uint8_t> bytes = encode_values(values, DType::bf16());
     auto buffer = DeviceBuffer::upload(bytes.data(), bytes.size());
+    if (e < kDistinctExperts) encoded.push_back(std::move(bytes));
     if (!buffer) return buffer.status();
     set->weights.push_back(std::move(*buffer));
   }

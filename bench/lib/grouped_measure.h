@@ -13,6 +13,15 @@
 
 namespace qgemm::bench {
 
+/// The bench's random weight [experts, n, k]: every expert quantized from fresh random values,
+/// except that stacks of more than kDistinctExperts experts repeat the first kDistinctExperts
+/// (expert e is expert e mod kDistinctExperts): quantizing DeepSeek-V3's 256 experts of a layer
+/// (7.5 G values) takes minutes, and the timing depends on which experts a call hits, not on
+/// their values. Checks still compare each slot with the reference of its own expert.
+constexpr int64_t kDistinctExperts = 8;
+Expected<QuantizedWeight> bench_expert_stack(int64_t experts, int64_t n, int64_t k,
+                                             const WeightFormat& format, uint64_t seed);
+
 /// One MoE problem at one token count: bf16 tokens routed to an expert stack, unreduced output
 /// (one row per slot), sampled rows checked against the reference.
 struct GroupedCase {

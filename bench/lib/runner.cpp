@@ -441,8 +441,7 @@ Expected<BenchReport> run_recipe(const Recipe& recipe, const RunOptions& options
       if (Status fits = check_layer_fits(m, p.n, p.k, experts); !fits.ok())
         return Status(fits.code(), str(p.name, ": ", fits.message()));
     progress.set_detail(p.name + ": quantizing");
-    const auto w_values = random_normal(experts * p.n * p.k, seed, 0.05f);
-    auto w = quantize_weights(HostValues::of(w_values), experts, p.n, p.k, wf);
+    auto w = bench_expert_stack(experts, p.n, p.k, wf, seed);
     if (!w) return Status(w.status().code(), str(p.name, ": ", w.status().message()));
     const auto& backends = options.backends.empty() ? p.backends : options.backends;
     // Operands and reference per M, shared by every backend.
