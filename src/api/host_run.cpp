@@ -218,6 +218,19 @@ Expected<std::vector<double>> reference_grouped(const QuantizedActivations& a,
   return c;
 }
 
+void route_on_host(const MoeOptions& o, const float* logits, const float* correction_bias,
+                   int64_t tokens, int64_t experts, int32_t* ids, float* weights) {
+  const MoeRouting r{static_cast<i32>(experts),
+                     o.top_k,
+                     o.sigmoid_scoring ? 1 : 0,
+                     o.renormalize ? 1 : 0,
+                     o.groups,
+                     o.top_groups,
+                     o.routed_scale};
+  for (int64_t t = 0; t < tokens; ++t)
+    moe_route(logits + t * experts, correction_bias, r, ids + t * o.top_k, weights + t * o.top_k);
+}
+
 Expected<std::vector<double>> reference_moe_layer(
     const std::vector<uint8_t>& x16, int64_t tokens, const QuantizedWeight& w13,
     const QuantizedWeight& w2, const MoeOptions& options, const std::vector<int32_t>& ids,

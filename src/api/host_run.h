@@ -53,6 +53,11 @@ Expected<std::vector<double>> reference_grouped(const QuantizedActivations& a,
                                                 const HostGroupedCall& call,
                                                 const std::vector<float>& bias);
 
+/// Top-k routing of `tokens` rows of router logits [tokens, experts] on the host, by the rule the
+/// layer's GPU kernel follows (moe_math.cuh): ids and weights [tokens, top_k].
+void route_on_host(const MoeOptions& options, const float* logits, const float* correction_bias,
+                   int64_t tokens, int64_t experts, int32_t* ids, float* weights);
+
 /// The reference of an MoE layer's call, [tokens, H]: each routed slot's w13 row from the
 /// reference GEMM, rounded to the layer's 16-bit type (as the layer keeps it), the activation in
 /// fp32 of those values, rounded, the w2 row likewise, then the weighted sum in double. `x16` is

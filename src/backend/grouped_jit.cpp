@@ -6,6 +6,7 @@
 
 #include "backend/device_buffer.h"
 #include "backend/grouped_layer.h"
+#include "backend/jit_layer.h"
 #include "dense/mma_gemm_params.cuh"
 #include "families/moe_grouped.h"
 #include "jit/kernel_cache.h"
@@ -151,7 +152,8 @@ class GroupedJitLayer final : public PreparedGrouped {
     const uint16_t* a = static_cast<const uint16_t*>(args.a);
     int64_t lda = problem_.k;
     if (needs_padding(args)) {
-      QGEMM_RETURN_IF_ERROR(pad_activations(args, const_cast<uint8_t*>(pad)));
+      QGEMM_RETURN_IF_ERROR(
+          copy_padded_rows(args.a, const_cast<uint8_t*>(pad), a_rows(args), problem_.k, stream));
       a = reinterpret_cast<const uint16_t*>(pad);
       lda = padded_k();
     }
@@ -243,29 +245,6 @@ class GroupedJitLayer final : public PreparedGrouped {
   }
   int64_t padded_k() const { return (problem_.k + 7) / 8 * 8; }
   bool needs_padding(const GroupedArgs& a) const { return problem_.k % 8 != 0 || !aligned16(a.a); }
-  // A's rows padded to a multiple of 8 elements, 16-byte aligned (as JitLayer does).
-  Status pad_activations(const GroupedArgs& args, uint8_t* dst) const {
-    auto driver = cuda_driver();
-    if (!driver) return driver.status();
-    const CUstream stream = static_cast<CUstream>(args.stream);
-    const size_t row = size_t(problem_.k) * 2, pitch = size_t(padded_k()) * 2;
-    const CUdeviceptr base = reinterpret_cast<CUdeviceptr>(dst);
-    if (padded_k() != problem_.k)
-      QGEMM_CU(*driver, cuMemsetD2D16Async, base + row, pitch, 0, size_t(padded_k() - problem_.k),
-               size_t(a_rows(args)), stream);
-    CUDA_MEMCPY2D copy{};
-    copy.srcMemoryType = CU_MEMORYTYPE_DEVICE;
-    copy.srcDevice = reinterpret_cast<CUdeviceptr>(args.a);
-    copy.srcPitch = row;
-    copy.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-    copy.dstDevice = base;
-    copy.dstPitch = pitch;
-    copy.WidthInBytes = row;
-    copy.Height = size_t(a_rows(args));
-    QGEMM_CU(*driver, cuMemcpy2DAsync, &copy, stream);
-    return Status();
-  }
-
   LayerProblem problem_;
   int64_t experts_;
   GroupedWeights w_;

@@ -4,8 +4,8 @@
 #include <cstdint>
 
 #include "backend/cublaslt_library.h"
-#include "dense_expand/dense_expand_params.cuh"
 #include "dense/mma_gemm_params.cuh"
+#include "dense_expand/dense_expand_params.cuh"
 #include "jit/kernel_cache.h"
 #include "jit/tma_maps.h"
 #include "pack/mma_pack.h"
@@ -187,7 +187,8 @@ int64_t JitLayer::token_tiles(const MmaGemmConfig& c, int64_t m) const {
 }
 
 bool JitLayer::programmatic(const MmaGemmConfig& c) const {
-  return c.programmatic_launch() && problem_.programmatic_launch && !settings().no_programmatic_launch;
+  return c.programmatic_launch() && problem_.programmatic_launch &&
+         !settings().no_programmatic_launch;
 }
 
 size_t JitLayer::mma_workspace_bytes(int64_t m) const {
@@ -209,9 +210,8 @@ MmaTailSplit JitLayer::tail_split(size_t bucket, int64_t m) const {
       mma_tail_split(c, grid_x(c), token_tiles(c, m), splits(bucket, m), c.k_stages(problem_.k),
                      problem_.device_info, registers(bucket));
   if (tail.splits > 1 && bucket < cluster_slots_.size()) {
-    tail.splits = mma_splits_fitting_clusters(c, tail.splits,
-                                              (grid_x(c) - tail.main_x) * token_tiles(c, m),
-                                              cluster_slots_[bucket]);
+    tail.splits = mma_splits_fitting_clusters(
+        c, tail.splits, (grid_x(c) - tail.main_x) * token_tiles(c, m), cluster_slots_[bucket]);
     if (tail.splits < 2) tail = MmaTailSplit{grid_x(c), 1};
   }
   return tail;
@@ -237,26 +237,24 @@ Status JitLayer::run(const LinearArgs& args) const {
   return run_mma(args, plan_.mma_bucket_for(args.m));
 }
 
-// Copies the activations into the workspace with rows padded to a multiple of 8 elements (the
-// tail zeroed) and 16-byte aligned: two graph-capturable driver copies, no kernel to compile.
-Status JitLayer::pad_activations(const LinearArgs& args, void* dst) const {
+Status copy_padded_rows(const void* src, void* dst, int64_t rows, int64_t k, CUstream stream) {
   auto driver = cuda_driver();
   if (!driver) return driver.status();
-  const CUstream stream = static_cast<CUstream>(args.stream);
-  const size_t row = size_t(problem_.k) * 2, pitch = size_t(padded_k()) * 2;
+  const int64_t padded = (k + 7) / 8 * 8;
+  const size_t row = size_t(k) * 2, pitch = size_t(padded) * 2;
   const CUdeviceptr base = reinterpret_cast<CUdeviceptr>(dst);
-  if (padded_k() != problem_.k)
-    QGEMM_CU(*driver, cuMemsetD2D16Async, base + row, pitch, 0, size_t(padded_k() - problem_.k),
-             size_t(args.m), stream);
+  if (padded != k)
+    QGEMM_CU(*driver, cuMemsetD2D16Async, base + row, pitch, 0, size_t(padded - k), size_t(rows),
+             stream);
   CUDA_MEMCPY2D copy{};
   copy.srcMemoryType = CU_MEMORYTYPE_DEVICE;
-  copy.srcDevice = reinterpret_cast<CUdeviceptr>(args.a);
+  copy.srcDevice = reinterpret_cast<CUdeviceptr>(src);
   copy.srcPitch = row;
   copy.dstMemoryType = CU_MEMORYTYPE_DEVICE;
   copy.dstDevice = base;
   copy.dstPitch = pitch;
   copy.WidthInBytes = row;
-  copy.Height = size_t(args.m);
+  copy.Height = size_t(rows);
   QGEMM_CU(*driver, cuMemcpy2DAsync, &copy, stream);
   return Status();
 }
@@ -273,7 +271,8 @@ Status JitLayer::run_mma(const LinearArgs& args, size_t bucket) const {
   const uint16_t* a = static_cast<const uint16_t*>(args.a);
   int64_t lda = problem_.k;
   if (problem_.k % 8 != 0 || !aligned16(args.a)) {
-    QGEMM_RETURN_IF_ERROR(pad_activations(args, workspace));
+    QGEMM_RETURN_IF_ERROR(copy_padded_rows(args.a, workspace, args.m, problem_.k,
+                                           static_cast<CUstream>(args.stream)));
     a = reinterpret_cast<const uint16_t*>(workspace);
     lda = padded_k();
   }
@@ -320,10 +319,10 @@ Status JitLayer::run_mma(const LinearArgs& args, size_t bucket) const {
                              static_cast<unsigned>(mma_split_cluster(c, tail.splits)),
                              programmatic(c), stream, p, maps);
   }
-  return launch_z_clusters(
-      kernels_[bucket], static_cast<unsigned>(grid_x(c)), grid_y, static_cast<unsigned>(splits),
-      static_cast<unsigned>(split_cluster(bucket, args.m, splits)), programmatic(c), stream, p,
-      maps);
+  return launch_z_clusters(kernels_[bucket], static_cast<unsigned>(grid_x(c)), grid_y,
+                           static_cast<unsigned>(splits),
+                           static_cast<unsigned>(split_cluster(bucket, args.m, splits)),
+                           programmatic(c), stream, p, maps);
 }
 
 std::string JitLayer::describe() const {

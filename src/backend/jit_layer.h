@@ -22,6 +22,11 @@ struct JitWeights {
   static Expected<std::shared_ptr<const JitWeights>> upload(const QuantizedWeight& w, DType act);
 };
 
+/// Copies `rows` rows of k 16-bit values from `src` into `dst` with rows padded to a multiple of
+/// 8 elements (the tail zeroed) and 16-byte aligned: two graph-capturable driver copies on
+/// `stream`, no kernel to compile. How the tile kernels get rows they can copy in 16-byte chunks.
+Status copy_padded_rows(const void* src, void* dst, int64_t rows, int64_t k, CUstream stream);
+
 /// A dense layer on the jit backend: packed weights and one kernel per M bucket of its plan.
 class JitLayer final : public PreparedLayer {
  public:
@@ -56,7 +61,6 @@ class JitLayer final : public PreparedLayer {
   int64_t padded_k() const { return (problem_.k + 7) / 8 * 8; }
   Status run_mma(const LinearArgs& args, size_t bucket) const;
   Status run_expanded(const LinearArgs& args) const;
-  Status pad_activations(const LinearArgs& args, void* dst) const;
   Expected<std::shared_ptr<LtGemm>> gemm_for(int64_t m, bool bias) const;
 
   LayerProblem problem_;

@@ -77,16 +77,8 @@ void check_moe(const MoeCase& c, uint64_t seed) {
   std::vector<float> correction = random_normal(global, seed + 4, 0.1f);
   std::vector<int32_t> ids(T * k);
   std::vector<float> weights(T * k);
-  const MoeRouting r{static_cast<int32_t>(global),
-                     k,
-                     o.sigmoid_scoring,
-                     o.renormalize,
-                     o.groups,
-                     o.top_groups,
-                     o.routed_scale};
-  for (int64_t t = 0; t < T; ++t)
-    moe_route(&logits[t * global], o.sigmoid_scoring ? correction.data() : nullptr, r, &ids[t * k],
-              &weights[t * k]);
+  route_on_host(o, logits.data(), o.sigmoid_scoring ? correction.data() : nullptr, T, global,
+                ids.data(), weights.data());
   if (!c.router) ids[3] = -1;  // a dropped slot
   std::vector<float> b13, b2;
   std::vector<uint8_t> b13_bytes, b2_bytes;
