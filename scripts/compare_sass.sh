@@ -60,10 +60,15 @@ same=0 differ=0 missing=0
 # NOTE: kernels are matched by their whole generated source (the Cfg struct; the kernel headers
 # are not in it), not by the config line: several kernels share a config line (formats that
 # print alike), and matching by it would compare unrelated kernels.
-# The source without its comments, includes and kernel name: the Cfg struct and the entry's
-# signature, so a kernel moved to another header or family still finds its counterpart.
+# The target and the source without its comments, includes and tile-kernel name: the Cfg struct
+# and the entry's signature, so a tile kernel moved to the other dense family still finds its
+# counterpart (other kernels keep their names: several share one Cfg). A source of includes only
+# (a kernel without a Cfg) is keyed by its name.
 source_key() {
-  grep -vE '^(//|#include)' "$1" | sed -E 's/qgemm::[a-z_]+_kernel<Cfg>/qgemm::KERNEL<Cfg>/g' |
+  {
+    head -1 "$1" | sed -E 's/.* for (sm_[0-9a-z]+),.*/\1/'
+    grep -vE '^(//|#include)' "$1" || grep -E '^#include' "$1"
+  } | sed -E 's/qgemm::(dense_mma|dense_wgmma)_kernel<Cfg>/qgemm::KERNEL<Cfg>/g' |
     md5sum | cut -d' ' -f1
 }
 declare -A new_by_source
