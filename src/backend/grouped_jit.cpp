@@ -144,6 +144,10 @@ class GroupedJitLayer final : public PreparedGrouped {
     if (tiles > 65535)
       return unsupported(str("qgemm::GroupedLinear::run: ", tiles, " token tiles of ", c.block_m(),
                              " rows exceed one launch's 65535; split the call"));
+    // The gathered loader keeps 32-bit element offsets into A (MmaGemm::Loader::a_off).
+    if (a_rows(args) * padded_k() >= (int64_t(1) << 32))
+      return unsupported(str("qgemm::GroupedLinear::run: A has ", a_rows(args), " rows of K=",
+                             problem_.k, ", 2^32 elements or more; split the call"));
     const CUstream stream = static_cast<CUstream>(args.stream);
     auto* ws = static_cast<uint8_t*>(args.workspace);
     auto* tile_list = reinterpret_cast<MoeTile*>(ws);
