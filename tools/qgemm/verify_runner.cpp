@@ -133,7 +133,9 @@ int run_verify(const VerifyOptions& options) {
     lo.act = af;
     lo.out = out;
     lo.backend = *backend;
-    lo.device = !list_devices().empty() && *backend != BackendKind::kCpu ? 0 : -1;
+    // Grouped GPU kernels take 16-bit activations; quantized ones run on the host reference.
+    lo.device =
+        !list_devices().empty() && *backend != BackendKind::kCpu && !af.is_quantized() ? 0 : -1;
     auto run = run_grouped_on_host_data(*w, lo, a16->data, call, {});
     if (!run) return fail(run.status());
     chosen = run->backend;
