@@ -177,19 +177,16 @@ Expected<std::vector<double>> reference_grouped(const QuantizedActivations& a,
                                                 const HostGroupedCall& call,
                                                 const std::vector<float>& bias) {
   // The call as a routing of one slot per output row (routed: the call's own slots with local
-  // ids), and the A row of each slot.
+  // ids).
   Routing routing;
-  std::vector<int64_t> a_row;
   const int64_t e_count = stack.experts;
   if (call.layout == GroupedLayout::kRouted) {
     routing.tokens = call.rows;
     routing.top_k = call.top_k;
-    for (int32_t id : call.expert_ids) {
-      const int64_t global = call.expert_map.empty() ? e_count : call.global_experts;
-      int64_t e = id >= 0 && id < global ? id : -1;
-      if (e >= 0 && !call.expert_map.empty()) e = call.expert_map[e];
-      routing.expert_ids.push_back(e >= 0 && e < e_count ? static_cast<int32_t>(e) : -1);
-    }
+    const int32_t* map = call.expert_map.empty() ? nullptr : call.expert_map.data();
+    const int64_t global = map != nullptr ? call.global_experts : e_count;
+    for (int32_t id : call.expert_ids)
+      routing.expert_ids.push_back(static_cast<int32_t>(local_expert(id, map, global, e_count)));
     routing.weights.assign(routing.expert_ids.size(), 1.0f);
     return reference_moe(a, stack, routing, false, bias);
   }
@@ -245,11 +242,9 @@ Expected<std::vector<double>> reference_moe_layer(
   Routing local;
   local.tokens = tokens;
   local.top_k = k;
-  for (int32_t id : ids) {
-    int64_t e = id >= 0 && id < global ? id : -1;
-    if (e >= 0 && !expert_map.empty()) e = expert_map[e];
-    local.expert_ids.push_back(e >= 0 && e < w13.experts ? static_cast<int32_t>(e) : -1);
-  }
+  const int32_t* map = expert_map.empty() ? nullptr : expert_map.data();
+  for (int32_t id : ids)
+    local.expert_ids.push_back(static_cast<int32_t>(local_expert(id, map, global, w13.experts)));
   local.weights.assign(slots, 1.0f);
   auto x = quantize_activations(HostValues{x16.data(), t, tokens * hidden}, tokens, hidden, act);
   if (!x) return x.status();

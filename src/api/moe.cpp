@@ -6,10 +6,10 @@
 #include <cstring>
 
 #include "backend/device_buffer.h"
+#include "backend/grouped_layer.h"
 #include "families/moe_grouped.h"
 #include "jit/kernel_cache.h"
 #include "jit/kernel_loader.h"
-#include "moe_grouped/moe_grouped_params.cuh"
 #include "moe_grouped/moe_layer_params.cuh"
 #include "util/error.h"
 
@@ -287,10 +287,7 @@ Status MoE::run(const MoeArgs& args) const {
       float sum = 0.0f;
       for (int j = 0; j < k; ++j) {
         const int64_t s = t * k + j;
-        int64_t id = use_ids[s];
-        if (id < 0 || id >= global) continue;
-        if (args.expert_map != nullptr) id = args.expert_map[id];
-        if (id < 0 || id >= m.experts) continue;
+        if (local_expert(use_ids[s], args.expert_map, global, m.experts) < 0) continue;
         sum += use_weights[s] * load16(m.type, second.c, s * m.hidden + n);
       }
       store16(m.type, args.out, t * m.hidden + n, sum);

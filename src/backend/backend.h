@@ -73,6 +73,9 @@ const Backend& cpu_backend();
 const Backend& jit_backend();
 const Backend& qdq_backend();
 
+/// Writes reference values rounded to the output type (fp32, or 16-bit codes) to host memory.
+void store_output(DType out, const double* values, size_t count, void* dst);
+
 /// Bytes of activation scales for m rows of format `act` (0 for fp16/bf16).
 int64_t act_scale_count(const ActFormat& act, int64_t m, int64_t k);
 

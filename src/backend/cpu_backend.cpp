@@ -8,17 +8,6 @@
 namespace qgemm {
 namespace {
 
-// Writes reference values rounded to the output type.
-void store_output(DType out, const std::vector<double>& values, void* dst) {
-  if (out == DType::fp32()) {
-    auto* p = static_cast<float*>(dst);
-    for (size_t i = 0; i < values.size(); ++i) p[i] = static_cast<float>(values[i]);
-    return;
-  }
-  auto* p = static_cast<uint16_t*>(dst);
-  for (size_t i = 0; i < values.size(); ++i) p[i] = static_cast<uint16_t>(encode(out, values[i]));
-}
-
 class CpuLayer final : public PreparedLayer {
  public:
   CpuLayer(QuantizedWeight weight, LayerProblem problem)
@@ -65,7 +54,7 @@ class CpuLayer final : public PreparedLayer {
     }
     auto c = reference_gemm(a, weight_, bias);
     if (!c) return c.status();
-    store_output(problem_.out, *c, out.data());
+    store_output(problem_.out, c->data(), c->size(), out.data());
     if (problem_.device < 0) {
       std::memcpy(args.c, out.data(), out.size());
       return Status();
@@ -119,6 +108,16 @@ class CpuBackend final : public Backend {
 };
 
 }  // namespace
+
+void store_output(DType out, const double* values, size_t count, void* dst) {
+  if (out == DType::fp32()) {
+    auto* p = static_cast<float*>(dst);
+    for (size_t i = 0; i < count; ++i) p[i] = static_cast<float>(values[i]);
+    return;
+  }
+  auto* p = static_cast<uint16_t*>(dst);
+  for (size_t i = 0; i < count; ++i) p[i] = static_cast<uint16_t>(encode(out, values[i]));
+}
 
 const Backend& cpu_backend() {
   static const CpuBackend backend;

@@ -54,6 +54,12 @@ Status validate_grouped_args(const GroupedArgs& args, int64_t experts) {
   return Status();
 }
 
+int64_t local_expert(int64_t id, const int32_t* map, int64_t global, int64_t experts) {
+  if (id < 0 || id >= global) return -1;
+  const int64_t e = map != nullptr ? map[id] : id;
+  return e >= 0 && e < experts ? e : -1;
+}
+
 std::vector<GroupedRow> grouped_rows(const GroupedArgs& args, int64_t experts,
                                      std::vector<int64_t>* unrouted) {
   std::vector<GroupedRow> rows;
@@ -62,10 +68,8 @@ std::vector<GroupedRow> grouped_rows(const GroupedArgs& args, int64_t experts,
     case GroupedLayout::kRouted: {
       const int64_t global = args.expert_map != nullptr ? args.global_experts : experts;
       for (int64_t s = 0; s < args.rows * args.top_k; ++s) {
-        const int32_t id = args.expert_ids[s];
-        int64_t e = id >= 0 && id < global ? id : -1;
-        if (e >= 0 && args.expert_map != nullptr) e = args.expert_map[e];
-        if (e >= 0 && e < experts)
+        const int64_t e = local_expert(args.expert_ids[s], args.expert_map, global, experts);
+        if (e >= 0)
           rows.push_back({args.a_per_slot ? s : s / args.top_k, s, static_cast<int>(e)});
         else if (unrouted != nullptr)
           unrouted->push_back(s);
@@ -186,19 +190,9 @@ class GroupedCpuLayer final : public PreparedGrouped {
       }
       auto c = reference_gemm(a, expert_slice(stack_, e), bias);
       if (!c) return c.status();
-      for (int64_t i = 0; i < m; ++i) {
-        uint8_t* dst = static_cast<uint8_t*>(args.c) + mine[i]->c_row * n * out_bytes;
-        for (int64_t j = 0; j < n; ++j) {
-          const double v = (*c)[i * n + j];
-          if (problem_.out == DType::fp32()) {
-            const float f = static_cast<float>(v);
-            std::memcpy(dst + j * 4, &f, 4);
-          } else {
-            const uint16_t h = static_cast<uint16_t>(encode(problem_.out, v));
-            std::memcpy(dst + j * 2, &h, 2);
-          }
-        }
-      }
+      for (int64_t i = 0; i < m; ++i)
+        store_output(problem_.out, c->data() + i * n, n,
+                     static_cast<uint8_t*>(args.c) + mine[i]->c_row * n * out_bytes);
     }
     return Status();
   }

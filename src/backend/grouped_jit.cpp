@@ -146,18 +146,17 @@ class GroupedJitLayer final : public PreparedGrouped {
                              " rows exceed one launch's 65535; split the call"));
     // The gathered loader keeps 32-bit element offsets into A (MmaGemm::Loader::a_off).
     if (a_rows(args) * padded_k() >= (int64_t(1) << 32))
-      return unsupported(str("qgemm::GroupedLinear::run: A has ", a_rows(args), " rows of K=",
-                             problem_.k, ", 2^32 elements or more; split the call"));
+      return unsupported(str("qgemm::GroupedLinear::run: A has ", a_rows(args),
+                             " rows of K=", problem_.k, ", 2^32 elements or more; split the call"));
     const CUstream stream = static_cast<CUstream>(args.stream);
     auto* ws = static_cast<uint8_t*>(args.workspace);
     auto* tile_list = reinterpret_cast<MoeTile*>(ws);
     auto* positions = reinterpret_cast<i32*>(ws + align_up(tiles * sizeof(MoeTile)));
-    const uint8_t* pad = ws + align_up(tiles * sizeof(MoeTile)) + align_up(tiles * c.block_m() * 4);
+    uint8_t* pad = ws + align_up(tiles * sizeof(MoeTile)) + align_up(tiles * c.block_m() * 4);
     const uint16_t* a = static_cast<const uint16_t*>(args.a);
     int64_t lda = problem_.k;
     if (needs_padding(args)) {
-      QGEMM_RETURN_IF_ERROR(
-          copy_padded_rows(args.a, const_cast<uint8_t*>(pad), a_rows(args), problem_.k, stream));
+      QGEMM_RETURN_IF_ERROR(copy_padded_rows(args.a, pad, a_rows(args), problem_.k, stream));
       a = reinterpret_cast<const uint16_t*>(pad);
       lda = padded_k();
     }

@@ -25,6 +25,11 @@ class PreparedGrouped {
 /// offsets or counts, which may live on the GPU: kernels clamp those).
 Status validate_grouped_args(const GroupedArgs& args, int64_t experts);
 
+/// The local expert of a routed slot's global id, or -1: ids outside [0, global) take none, and
+/// with an expert map (`map`, `global` long; null: ids are local) neither do remote experts;
+/// the rule moe_tiles.cuh and moe_reduce.cuh apply on the GPU.
+int64_t local_expert(int64_t id, const int32_t* map, int64_t global, int64_t experts);
+
 /// One row of a grouped product: row `a_row` of A times expert `expert` into row `c_row` of C.
 struct GroupedRow {
   int64_t a_row, c_row;

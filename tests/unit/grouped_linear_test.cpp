@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "api/host_run.h"
+#include "backend/grouped_layer.h"
 #include "qgemm/grouped.h"
 #include "util/random.h"
 
@@ -53,6 +54,17 @@ int64_t run_and_compare(const HostGroupedCall& call, const char* act, int64_t a_
     EXPECT_LE(compare(want, got).rel_frobenius, 5e-3);
   }
   return written;
+}
+
+TEST(GroupedLinearApi, GlobalIdsToLocalExperts) {
+  const int32_t map[8] = {0, 1, 2, 3, -1, 3, -1, 9};  // 9: past the 4 local experts
+  EXPECT_EQ(local_expert(5, map, 8, 4), 3);
+  EXPECT_EQ(local_expert(4, map, 8, 4), -1) << "remote";
+  EXPECT_EQ(local_expert(7, map, 8, 4), -1) << "mapped out of range";
+  EXPECT_EQ(local_expert(8, map, 8, 4), -1) << "past the map";
+  EXPECT_EQ(local_expert(-1, map, 8, 4), -1);
+  EXPECT_EQ(local_expert(3, nullptr, 4, 4), 3) << "no map: ids are local";
+  EXPECT_EQ(local_expert(4, nullptr, 4, 4), -1);
 }
 
 TEST(GroupedLinearApi, RoutedWithDroppedIdsAndAnExpertMap) {
