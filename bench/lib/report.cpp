@@ -96,6 +96,8 @@ std::string render_json(const BenchReport& r) {
   j["recipe_file"] = r.recipe.source;
   j["command"] = r.command;
   j["date"] = r.date;
+  // A report saved while the run went on holds the first problems_done problems only.
+  j["complete"] = r.problems_done == r.recipe.problems.size();
   j["library_version"] = version();
   if (r.gpu) {
     j["device"] = {{"name", r.device.name},

@@ -14,8 +14,10 @@
 #include "bench/lib/gpu_timer.h"
 #include "bench/lib/grouped_measure.h"
 #include "bench/lib/layer_memory.h"
+#include "bench/lib/recipe_kernels.h"
 #include "bench/lib/sampling.h"
 #include "format/half.h"
+#include "jit/kernel_cache.h"
 #include "jit/kernel_loader.h"
 #include "plan/jit_kernel_plan.h"
 #include "qgemm/linear.h"
@@ -430,6 +432,17 @@ Expected<BenchReport> run_recipe(const Recipe& recipe, const RunOptions& options
     total += p.m.size() * (options.backends.empty() ? p.backends.size() : options.backends.size());
   Progress progress("qgemm bench", total, true);
 
+  if (report.gpu) {
+    // Every kernel of the recipe at once, on every core; layer by layer, a few would compile
+    // at a time. A kernel that fails here fails again, with its message, in its layer.
+    Recipe planned = recipe;
+    if (!options.backends.empty())
+      for (BenchProblem& p : planned.problems) p.backends = options.backends;
+    const RecipeKernels kernels = recipe_kernels(planned, report.device);
+    progress.set_detail(str("compiling ", kernels.specs.size(), " kernels"));
+    KernelCache::instance().get_all(kernels.specs, 1);
+  }
+
   for (size_t pi = 0; pi < recipe.problems.size(); ++pi) {
     const BenchProblem& p = recipe.problems[pi];
     const uint64_t seed = recipe.seed * 1000003 + pi;
@@ -438,7 +451,8 @@ Expected<BenchReport> run_recipe(const Recipe& recipe, const RunOptions& options
     const DType out = *parse_dtype(p.out);
     const int64_t experts = std::max<int64_t>(p.experts, 1);
     for (int64_t m : p.m)
-      if (Status fits = check_layer_fits(m, p.n, p.k, experts); !fits.ok())
+      if (Status fits = check_layer_fits(m, p.n, p.k, experts, std::min(experts, kDistinctExperts));
+          !fits.ok())
         return Status(fits.code(), str(p.name, ": ", fits.message()));
     progress.set_detail(p.name + ": quantizing");
     auto w = bench_expert_stack(experts, p.n, p.k, wf, seed);
@@ -563,6 +577,8 @@ Expected<BenchReport> run_recipe(const Recipe& recipe, const RunOptions& options
         }
       report.rows.insert(report.rows.end(), group.begin(), group.end());
     }
+    report.problems_done = pi + 1;
+    if (options.after_problem) options.after_problem(report);
   }
   progress.finish();
   return report;

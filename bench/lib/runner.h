@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cmath>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -50,12 +51,17 @@ struct BenchReport {
   Peaks peaks{NAN, NAN, NAN, false};
   int64_t rotate_bytes = 0;
   std::vector<ResultRow> rows;
+  /// Problems whose rows are in `rows`, of the recipe's; fewer while the run goes on.
+  size_t problems_done = 0;
 };
 
 struct RunOptions {
   std::vector<std::string> backends;  ///< overrides every problem's list when not empty
   bool measure_peaks = true;
   std::string command;  ///< the command line, recorded in the report
+  /// Called with the report so far after each problem (e.g. to save it: a run stopped by a
+  /// time limit keeps the problems it finished).
+  std::function<void(const BenchReport&)> after_problem;
 };
 
 /// Runs every problem of a recipe on every backend it names (GPU backends on GPU 0; skipped with

@@ -46,6 +46,11 @@ int run_bench(const BenchOptions& o, const std::string& command) {
       ro.backends.push_back(name);
     }
   }
+  if (!o.out_json.empty())
+    ro.after_problem = [&o](const bench::BenchReport& partial) {
+      if (partial.problems_done < partial.recipe.problems.size())
+        (void)bench::write_text(bench::render_json(partial), o.out_json);
+    };
   auto report = bench::run_recipe(*recipe, ro);
   if (!report) {
     std::fprintf(stderr, "qgemm bench: %s\n", report.status().message().c_str());
@@ -81,7 +86,9 @@ void add_bench_command(CLI::App& app, const std::string& command_line) {
       app.add_subcommand("bench", "Time backends on a YAML recipe against cuBLAS, honestly");
   auto o = std::make_shared<BenchOptions>();
   cmd->add_option("recipe", o->recipe, "Recipe file, e.g. bench/recipes/smoke.yaml")->required();
-  cmd->add_option("--out", o->out_json, "Write the JSON report here");
+  cmd->add_option("--out", o->out_json,
+                  "Write the JSON report here (also after each problem while the run goes on, "
+                  "marked \"complete\": false, so a run stopped early keeps what it finished)");
   cmd->add_option("--plot", o->plot, "Write an SVG plot (TFLOPS against M) here");
   cmd->add_option(
       "--backend", o->backends,

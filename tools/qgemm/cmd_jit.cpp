@@ -10,6 +10,7 @@
 
 #include "backend/device_presets.h"
 #include "bench/lib/recipe.h"
+#include "bench/lib/recipe_kernels.h"
 #include "commands.h"
 #include "families/dense_act8.h"
 #include "families/dense_expand.h"
@@ -373,44 +374,8 @@ int run_warm(const std::string& recipe_path, const std::string& arch) {
     return 2;
   }
   const std::string target = device->arch();
-  SpecSet set;
-  auto uses = [](const bench::BenchProblem& p, const char* backend) {
-    return std::find(p.backends.begin(), p.backends.end(), backend) != p.backends.end();
-  };
-  for (const bench::BenchProblem& p : recipe->problems) {
-    auto skip = [&](const std::string& why) {
-      std::printf("skipped %s (line %d): %s\n", p.name.c_str(), p.line, why.c_str());
-    };
-    const ActFormat act = *ActFormat::parse(p.act);
-    if (p.experts > 0) {
-      skip("MoE problems have no dense kernels to warm");
-      continue;
-    }
-    if (act.is_quantized()) {
-      skip("quantized activations run on no JIT kernel in this version");
-      continue;
-    }
-    const bool jit = uses(p, "jit") || uses(p, "jit-pdl");
-    if (!jit && !uses(p, "qdq")) {
-      skip("neither the jit nor the qdq backend is listed");
-      continue;
-    }
-    const WeightFormat weight = *WeightFormat::parse(p.weight);
-    if (jit) {
-      const int64_t max_m = *std::max_element(p.m.begin(), p.m.end());
-      auto plan = plan_jit_kernels(p.n, p.k, weight, act.type, *parse_dtype(p.out), *device,
-                                   /*cublas=*/true);
-      if (!plan) {
-        skip(str("no jit plan: ", plan.status().message()));
-      } else {
-        std::vector<std::string> ranges;
-        const auto specs = plan->kernels(max_m, &ranges);
-        for (size_t i = 0; i < specs.size(); ++i) set.add(specs[i], ranges[i]);
-      }
-    }
-    if (uses(p, "qdq")) set.add(DequantizeConfig{weight, act.type, target}.spec());
-  }
-
+  const bench::RecipeKernels set = bench::recipe_kernels(*recipe, *device);
+  for (const std::string& why : set.skipped) std::printf("skipped %s\n", why.c_str());
   std::printf("warming %zu kernels for %s (%s) into %s\n", set.specs.size(), target.c_str(),
               device->name.c_str(), cache.directory().c_str());
   const auto t0 = std::chrono::steady_clock::now();
@@ -470,7 +435,8 @@ void add_jit_command(CLI::App& app) {
   auto recipe = std::make_shared<std::string>();
   auto arch = std::make_shared<std::string>();
   auto* warm = jit->add_subcommand(
-      "warm", "Compile the kernels of a bench recipe's dense problems into the disk cache");
+      "warm",
+      "Compile the JIT kernels of a bench recipe (dense and MoE problems) into the disk cache");
   warm->add_option("recipe", *recipe, "Bench recipe (YAML)")->required();
   warm->add_option("--arch", *arch,
                    "Target: sm_80, sm_86, sm_89 or sm_90a (default: the local GPU; required "

@@ -47,7 +47,7 @@ int run_tune(const TuneCliOptions& o) {
     return fail(
         invalid_argument(str("--max-kernels must be at least 1 (got ", o.max_kernels, ")")));
   for (int64_t m : o.m)
-    if (Status fits = check_layer_fits(m, o.n, o.k, 1); !fits.ok()) return fail(fits);
+    if (Status fits = check_layer_fits(m, o.n, o.k, 1, 1); !fits.ok()) return fail(fits);
   t.m = o.m;
   t.n = o.n;
   t.k = o.k;

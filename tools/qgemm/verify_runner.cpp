@@ -93,7 +93,8 @@ int run_verify(const VerifyOptions& options) {
   if (!moe && o.top_k > 0) return fail(invalid_argument("--topk needs --experts"));
 
   const int64_t experts = moe ? o.experts : 1;
-  if (Status fits = check_layer_fits(o.m, o.n, o.k, experts); !fits.ok()) return fail(fits);
+  if (Status fits = check_layer_fits(o.m, o.n, o.k, experts, experts); !fits.ok())
+    return fail(fits);
   Expected<QuantizedWeight> w = Status(ErrorCode::kInternal, "no weight");
   if (imported) {
     w = std::move(imported->weight);
