@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "dense/mma_layout.cuh"
 #include "util/parallel.h"
@@ -96,19 +97,58 @@ Expected<MmaPackedWeight> pack_mma(const QuantizedWeight& w, int64_t expert, DTy
   }
   p.codes.assign(int64_t(p.n_tiles) * p.k_units * mma_layout::unit_bytes(p.bits) / 4, 0u);
 
-  // Codes: tiles are independent, so they are packed in parallel.
+  // Codes. Every unit of every tile packs alike: the pieces of the code at (row r of the
+  // 16-row tile, k of the unit) are looked up, not recomputed per element. Tiles are
+  // independent, so they are packed in parallel.
+  struct Piece {
+    int32_t word;      // in the unit
+    uint8_t bit, run;  // where in the word, how many code bits
+    uint8_t b;         // the first of them
+  };
+  const int64_t unit_words = mma_layout::unit_bytes(p.bits) / 4;
+  std::vector<Piece> pieces;
+  std::vector<int32_t> first(16 * unit_k + 1, 0);  // pieces of element (r, kk): first[i] ..
+  for (int r = 0; r < 16; ++r)
+    for (int kk = 0; kk < unit_k; ++kk) {
+      const Slot s = slot_of(p.bits, r, kk);
+      for (int b = 0; b < p.bits;) {
+        const Place at = code_place(p.bits, 0, 1, s, b);
+        pieces.push_back({static_cast<int32_t>(at.word), static_cast<uint8_t>(at.bit),
+                          static_cast<uint8_t>(at.run), static_cast<uint8_t>(b)});
+        b += at.run;
+      }
+      first[r * unit_k + kk + 1] = static_cast<int32_t>(pieces.size());
+    }
+  uint32_t stored[256];
+  for (uint32_t c = 0; c < (1u << p.bits); ++c) stored[c] = stored_code(f, c);
   parallel_for(p.n_tiles, 4, [&](int64_t begin, int64_t end) {
+    std::vector<uint8_t> row_codes(w.k);
     for (int64_t nt = begin; nt < end; ++nt)
-      for (int64_t row = nt * 16; row < std::min<int64_t>(w.n, nt * 16 + 16); ++row)
+      for (int64_t row = nt * 16; row < std::min<int64_t>(w.n, nt * 16 + 16); ++row) {
+        // The row's codes, read as a little-endian bit stream (QuantizedWeight's layout).
+        const uint8_t* src = w.codes.data() + (expert * w.n + row) * w.row_bytes();
+        uint64_t acc = 0;
+        int have = 0;
         for (int64_t col = 0; col < w.k; ++col) {
-          const uint32_t u = stored_code(f, w.code(expert, row, col));
-          const Slot s = slot_of(p.bits, row, col);
-          for (int b = 0; b < p.bits;) {
-            const Place at = code_place(p.bits, nt, p.k_units, s, b);
-            p.codes[at.word] |= ((u >> b) & ((1u << at.run) - 1)) << at.bit;
-            b += at.run;
+          if (have < p.bits) {
+            acc |= uint64_t(*src++) << have;
+            have += 8;
+          }
+          row_codes[col] = static_cast<uint8_t>(stored[acc & ((1u << p.bits) - 1)]);
+          acc >>= p.bits;
+          have -= p.bits;
+        }
+        const int r = static_cast<int>(row % 16);
+        for (int64_t unit = 0, col = 0; col < w.k; ++unit) {
+          uint32_t* words = p.codes.data() + (nt * p.k_units + unit) * unit_words;
+          const Piece* e = pieces.data();
+          for (int kk = 0; kk < unit_k && col < w.k; ++kk, ++col) {
+            const uint32_t u = row_codes[col];
+            for (int i = first[r * unit_k + kk]; i < first[r * unit_k + kk + 1]; ++i)
+              words[e[i].word] |= ((u >> e[i].b) & ((1u << e[i].run) - 1)) << e[i].bit;
           }
         }
+      }
   });
 
   // Group / block scale and zero-point tables, padded groups and rows hold zeros. Scales keep
