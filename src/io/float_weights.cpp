@@ -1,6 +1,7 @@
 #include "io/float_weights.h"
 
 #include <cstring>
+#include <numeric>
 
 #include "io/tensor_views.h"
 #include "util/error.h"
@@ -36,20 +37,30 @@ Expected<ImportedLinear> import_fp8_linear(const SafetensorsCheckpoint& c,
   } else if (count == n && (s->shape.size() == 1 || (s->shape.size() == 2 && s->shape[1] == 1))) {
     f.scale_kind = ScaleKind::kChannel;
   } else if (s->shape.size() == 2 && s->shape[0] == ceil_div(n, kBlock) &&
-             s->shape[1] == k / kBlock && k % kBlock == 0) {
+             s->shape[1] == ceil_div(k, kBlock)) {
     f.scale_kind = ScaleKind::kBlock;
-    f.group_n = f.group_k = kBlock;
+    f.group_n = kBlock;
+    // A K that is no multiple of 128 ends in a shorter block, which the canonical format has
+    // not: blocks of gcd(K, 128) columns, each inside one of the checkpoint's, take its scale.
+    f.group_k = static_cast<int>(std::gcd(k, kBlock));
   } else {
     return invalid_argument(str("FP8 layer: tensor '", prefix, ".", scale, "' has ", count,
                                 " values; for N=", n, ", K=", k, " expected 1 (tensor), ", n,
-                                " (channel) or [", ceil_div(n, kBlock), ", ", k / kBlock,
+                                " (channel) or [", ceil_div(n, kBlock), ", ", ceil_div(k, kBlock),
                                 "] (128 x 128 blocks)"));
   }
   QuantizedWeight& q = out.weight;
   q.experts = 1, q.n = n, q.k = k;
   // e4m3 bytes are the canonical 8-bit codes, row by row.
   q.codes.assign(w.data, w.data + w.bytes);
-  for (int64_t i = 0; i < count; ++i) q.scales.push_back(value_at(*s, i));
+  if (f.scale_kind == ScaleKind::kBlock) {
+    const int64_t cols = ceil_div(k, kBlock), per_block = kBlock / f.group_k;
+    for (int64_t r = 0; r < ceil_div(n, kBlock); ++r)
+      for (int64_t c = 0; c < k / f.group_k; ++c)
+        q.scales.push_back(value_at(*s, r * cols + c / per_block));
+  } else {
+    for (int64_t i = 0; i < count; ++i) q.scales.push_back(value_at(*s, i));
+  }
   QGEMM_RETURN_IF_ERROR(read_bias(c, "FP8", prefix, n, out.bias));
   QGEMM_RETURN_IF_ERROR(q.validate());
   return out;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "bench/lib/recipe.h"
+#include "unit_test_util.h"
 
 namespace qgemm::bench {
 namespace {
@@ -33,15 +34,6 @@ struct BadRecipe {
 
 void expect_all_rejected(std::initializer_list<BadRecipe> recipes) {
   for (const BadRecipe& r : recipes) EXPECT_TRUE(rejects(r.yaml, r.error)) << r.yaml;
-}
-
-// The repository root: the nearest directory at or above the working directory with
-// bench/recipes in it, or an empty path.
-std::filesystem::path repo_root() {
-  for (auto dir = std::filesystem::current_path();; dir = dir.parent_path()) {
-    if (std::filesystem::is_directory(dir / "bench" / "recipes")) return dir;
-    if (dir == dir.parent_path()) return {};
-  }
 }
 
 constexpr const char* kMinimal = R"(name: minimal
@@ -188,7 +180,7 @@ problems:
 }
 
 TEST(BenchRecipeTest, CommittedRecipesParse) {
-  const std::filesystem::path root = repo_root();
+  const std::filesystem::path root = testing::repo_root();
   ASSERT_FALSE(root.empty()) << "no bench/recipes at or above " << std::filesystem::current_path();
   Expected<Recipe> smoke = load_recipe((root / "bench/recipes/smoke.yaml").string());
   ASSERT_TRUE(smoke.ok()) << smoke.status().to_string();
@@ -232,7 +224,7 @@ TEST(BenchRecipeTest, CommittedRecipesParse) {
 // The grid recipe samples the grid by a fixed rule: every format sees every M value once, on one
 // layer of each of three models, with at least 15 repetitions.
 TEST(BenchRecipeTest, GridRecipeCoversEveryFormatAndM) {
-  const std::filesystem::path root = repo_root();
+  const std::filesystem::path root = testing::repo_root();
   ASSERT_FALSE(root.empty());
   Expected<Recipe> grid = load_recipe((root / "bench/recipes/dense_grid.yaml").string());
   ASSERT_TRUE(grid.ok()) << grid.status().to_string();

@@ -1,8 +1,8 @@
 // The compressed-tensors pack-quantized importer on checkpoints this test writes from the
-// published layout. compressed-tensors needs torch, which this machine lacks, so the packing here
-// is a second, independent reading of its layout: its word-group algorithm (32 values into
-// `bits` words, a value that crosses a word boundary split over both) rather than the
-// importer's bit-stream reading.
+// published layout, a second, independent reading of it: its word-group algorithm (32 values
+// into `bits` words, a value that crosses a word boundary split over both) rather than the
+// importer's bit-stream reading. Checkpoints written by compressed-tensors itself are checked in
+// ct_fixture_test.cpp.
 #include <gtest/gtest.h>
 
 #include <cstdint>

@@ -4,12 +4,22 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <string>
 
 #include "qgemm/dtype.h"
 #include "qgemm/status.h"
 
 namespace qgemm::testing {
+
+/// The repository root: the nearest directory at or above the working directory with
+/// bench/recipes in it, or an empty path.
+inline std::filesystem::path repo_root() {
+  for (auto dir = std::filesystem::current_path();; dir = dir.parent_path()) {
+    if (std::filesystem::is_directory(dir / "bench" / "recipes")) return dir;
+    if (dir == dir.parent_path()) return {};
+  }
+}
 
 /// Expects `r` to be an invalid-argument error whose message contains `part`.
 template <typename T>
