@@ -53,6 +53,9 @@ struct QuantizedWeight {
   double dequantize(int64_t e, int64_t row, int64_t col) const;
   /// Checks that sizes agree with the format and shape and that scales are finite.
   Status validate() const;
+  /// The same sizes, with the values of expert `expert` only: what packing a stack expert by
+  /// expert checks (the whole stack's values for each would cost the stack per expert).
+  Status validate_expert(int64_t expert) const;
   /// Bytes of codes + scales + zero points + global as a kernel stores them.
   int64_t storage_bytes() const;
 };

@@ -69,9 +69,9 @@ Expected<uint16_t> to_half(DType half_type, double v, const char* what) {
 }  // namespace
 
 Expected<MmaPackedWeight> pack_mma(const QuantizedWeight& w, int64_t expert, DType half_type) {
-  QGEMM_RETURN_IF_ERROR(w.validate());
   if (expert < 0 || expert >= w.experts)
     return invalid_argument(str("pack_mma: expert ", expert, " is outside 0..", w.experts - 1));
+  QGEMM_RETURN_IF_ERROR(w.validate_expert(expert));
   if (!(half_type == DType::fp16() || half_type == DType::bf16()))
     return invalid_argument(str("pack_mma: tables are fp16 or bf16, not ", half_type.name()));
   const WeightFormat& f = w.format;

@@ -60,12 +60,21 @@ double QuantizedWeight::dequantize(int64_t e, int64_t row, int64_t col) const {
   return v;
 }
 
-Status QuantizedWeight::validate() const {
+namespace {
+
+// Sizes of the whole weight; scale values of experts [first, last).
+Status check(const QuantizedWeight& w, int64_t first, int64_t last) {
+  const WeightFormat& format = w.format;
+  const int64_t experts = w.experts, n = w.n, k = w.k;
+  const auto& codes = w.codes;
+  const auto& scales = w.scales;
+  const auto& zeros = w.zeros;
+  const auto& global = w.global;
   QGEMM_RETURN_IF_ERROR(format.validate());
   if (experts <= 0)
     return invalid_argument(str("quantized weight: experts=", experts, " must be positive"));
   QGEMM_RETURN_IF_ERROR(format.check_shape(n, k));
-  const int64_t want_codes = experts * n * row_bytes();
+  const int64_t want_codes = experts * n * w.row_bytes();
   if (int64_t(codes.size()) != want_codes)
     return invalid_argument(str("quantized weight: codes hold ", codes.size(), " bytes, shape [",
                                 experts, ", ", n, ", ", k, "] of ", format.to_string(), " needs ",
@@ -82,16 +91,28 @@ Status QuantizedWeight::validate() const {
   if (int64_t(global.size()) != want_global)
     return invalid_argument(str("quantized weight: ", global.size(), " global scales, format ",
                                 format.to_string(), " needs ", want_global));
-  for (size_t i = 0; i < scales.size(); ++i) {
+  const int64_t table = want_scales / experts;
+  for (int64_t i = first * table; i < last * table; ++i) {
     if (!std::isfinite(scales[i]) || round_to(format.scale_type, scales[i]) != scales[i])
       return invalid_argument(str("quantized weight: scale #", i, " = ", scales[i],
                                   " is not a finite ", format.scale_type.name(), " value"));
   }
-  for (float g : global) {
-    if (!std::isfinite(g))
-      return invalid_argument(str("quantized weight: global scale ", g, " is not finite"));
+  for (int64_t e = first; e < last && !global.empty(); ++e) {
+    if (!std::isfinite(global[e]))
+      return invalid_argument(str("quantized weight: global scale ", global[e], " is not finite"));
   }
   return Status();
+}
+
+}  // namespace
+
+Status QuantizedWeight::validate() const { return check(*this, 0, experts); }
+
+Status QuantizedWeight::validate_expert(int64_t expert) const {
+  if (expert < 0 || expert >= experts)
+    return invalid_argument(
+        str("quantized weight: expert ", expert, " is outside 0..", experts - 1));
+  return check(*this, expert, expert + 1);
 }
 
 int64_t QuantizedWeight::storage_bytes() const {

@@ -360,5 +360,22 @@ TEST(QuantizeWeightInputs, BadInputsReturnClearErrors) {
   expect_error(quantize_weights(HostValues::of(y), 1, 8, 128, g128), "is not finite");
 }
 
+// Packing a stack expert by expert checks the stack's sizes and one expert's values.
+TEST(QuantizedWeightValidate, OneExpertsValues) {
+  auto w = quantize_weights(HostValues::of(random_normal(4 * 16 * 64, 3, 0.05f)), 4, 16, 64,
+                            *WeightFormat::parse("int4/g32/fp16"));
+  ASSERT_TRUE(w.ok());
+  w->scales[2 * 16 * 2 + 5] = NAN;  // expert 2's
+  EXPECT_FALSE(w->validate().ok());
+  EXPECT_TRUE(w->validate_expert(0).ok());
+  EXPECT_TRUE(w->validate_expert(3).ok());
+  const Status bad = w->validate_expert(2);
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("not a finite fp16"), std::string::npos) << bad.message();
+  EXPECT_NE(w->validate_expert(4).message().find("expert 4 is outside 0..3"), std::string::npos);
+  w->codes.pop_back();  // sizes are the whole stack's
+  EXPECT_FALSE(w->validate_expert(0).ok());
+}
+
 }  // namespace
 }  // namespace qgemm
