@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <map>
 
 #include "api/host_run.h"
@@ -82,7 +83,9 @@ static Status measure_jit(const GroupedCase& c, const GroupedLinear& layer,
   const CudaDriver* d = *cuda_driver();
   const int64_t slots = c.a.m * c.routing.top_k;
   const size_t out_bytes = size_t(slots) * c.w.n * ((c.out.bits + 7) / 8);
-  auto a = DeviceBuffer::upload(c.a.data.data(), c.a.data.size());
+  auto a = c.bf16_input != nullptr
+               ? DeviceBuffer::upload(c.bf16_input->data(), c.bf16_input->size() * 2)
+               : DeviceBuffer::upload(c.a.data.data(), c.a.data.size());
   auto ids = DeviceBuffer::upload(c.routing.expert_ids.data(), slots * 4);
   auto out = DeviceBuffer::allocate(out_bytes);
   GroupedArgs g;
@@ -170,14 +173,24 @@ static Status measure_cublas(const GroupedCase& c, const CublasExperts& experts,
   std::vector<std::vector<int64_t>> slots(c.w.experts);
   for (int64_t s = 0; s < c.a.m * top_k; ++s)
     if (const int32_t e = c.routing.expert_ids[s]; e >= 0) slots[e].push_back(s);
+  // bf16 rows: the tokens as they are, or quantized ones' values (dequantized, rounded to bf16).
+  std::vector<uint8_t> tokens = c.a.data;
+  if (c.a.format.is_quantized()) {
+    tokens.resize(size_t(c.a.m) * k * 2);
+    for (int64_t r = 0; r < c.a.m; ++r)
+      for (int64_t col = 0; col < k; ++col) {
+        const auto code = static_cast<uint16_t>(encode(DType::bf16(), c.a.dequantize(r, col)));
+        std::memcpy(&tokens[(r * k + col) * 2], &code, 2);
+      }
+  }
   std::vector<uint8_t> gathered;
   std::vector<int64_t> first(c.w.experts + 1, 0);
   const size_t row_bytes = size_t(k) * 2;
   for (int64_t e = 0; e < c.w.experts; ++e) {
     first[e + 1] = first[e] + int64_t(slots[e].size());
     for (int64_t s : slots[e])
-      gathered.insert(gathered.end(), c.a.data.begin() + (s / top_k) * row_bytes,
-                      c.a.data.begin() + (s / top_k + 1) * row_bytes);
+      gathered.insert(gathered.end(), tokens.begin() + (s / top_k) * row_bytes,
+                      tokens.begin() + (s / top_k + 1) * row_bytes);
   }
   const int64_t rows = first.back();
   auto a = DeviceBuffer::upload(gathered.data(), std::max<size_t>(gathered.size(), 2));
@@ -237,7 +250,7 @@ static Status measure_cublas(const GroupedCase& c, const CublasExperts& experts,
 GroupedBackend build_grouped_backend(const std::string& backend, const QuantizedWeight& w,
                                      const ActFormat& act, DType out, int64_t max_slots) {
   GroupedBackend b;
-  if (backend == "jit" && !act.is_quantized()) {
+  if (backend == "jit") {
     LinearOptions lo;
     lo.act = act;
     lo.out = out;
@@ -248,10 +261,7 @@ GroupedBackend build_grouped_backend(const std::string& backend, const Quantized
   } else if (backend == "cublas-bf16") {
     b.cublas = build_cublas_experts(w);
   } else {
-    b.skip = backend == "jit"
-                 ? "grouped GEMMs with quantized activations run on the cpu backend "
-                   "in this version"
-                 : str("backend ", backend, " has no MoE form (jit, cublas-bf16, cpu)");
+    b.skip = str("backend ", backend, " has no MoE form (jit, cublas-bf16, cpu)");
   }
   return b;
 }

@@ -26,7 +26,10 @@ Expected<QuantizedWeight> bench_expert_stack(int64_t experts, int64_t n, int64_t
 /// (one row per slot), sampled rows checked against the reference.
 struct GroupedCase {
   const QuantizedWeight& w;
-  const QuantizedActivations& a;  ///< [T, K] fp16/bf16 tokens
+  const QuantizedActivations& a;  ///< [T, K] tokens, as the reference multiplies them
+  /// Quantized activations: the bf16 rows [T, K] they were quantized from, which the jit layer
+  /// takes (and quantizes on the GPU, bit for bit as the host did); null for 16-bit ones.
+  const std::vector<uint16_t>* bf16_input = nullptr;
   const Routing& routing;
   DType out;
   std::vector<int64_t> rows;  ///< output rows (slots) compared with the reference

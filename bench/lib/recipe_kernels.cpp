@@ -39,12 +39,27 @@ RecipeKernels recipe_kernels(const Recipe& recipe, const DeviceInfo& device) {
       skip("formats do not parse");
       continue;
     }
+    const bool jit = lists(p, "jit") || lists(p, "jit-pdl");
+    const int64_t max_m = *std::max_element(p.m.begin(), p.m.end());
+    if (p.experts > 0 && act->is_quantized()) {
+      if (!jit) continue;
+      const Support kernels = dense_act8_supports(*weight, *act, *out_type, device);
+      if (!kernels.ok || act->scale_kind == ActScaleKind::kTensor) {
+        skip(kernels.ok ? "one tensor scale: no grouped 8-bit kernel" : kernels.reason);
+        continue;
+      }
+      // As the grouped 8-bit layer's prepare(max_m * top_k): every tile size up to it.
+      add(moe_tiles_spec(target), "-");
+      for (int64_t rows : {8, 16, 32, 64, 128}) {
+        add(moe_grouped_act8_config(*weight, *act, *out_type, device, rows, p.n, p.k).spec(), "-");
+        if (rows >= max_m * p.top_k) break;
+      }
+      continue;
+    }
     if (act->is_quantized()) {
       skip("quantized activations: the layer compiles its kernels when prepared");
       continue;
     }
-    const bool jit = lists(p, "jit") || lists(p, "jit-pdl");
-    const int64_t max_m = *std::max_element(p.m.begin(), p.m.end());
     if (p.experts > 0) {
       if (!jit) continue;
       auto plan = plan_moe_grouped(p.n, p.k, *weight, act->type, *out_type, device);

@@ -18,8 +18,9 @@ struct RecipeKernels {
 };
 
 /// Dense problems with 16-bit activations (their planned tile, hand-off and dequantize
-/// kernels) and MoE problems (the grouped tile kernels and the tile list). Problems with
+/// kernels) and MoE problems (the grouped tile kernels and the tile list). Dense problems with
 /// quantized activations are skipped: their layers compile their few kernels when prepared.
+/// A problem whose formats have no kernel contributes what it can; its layer says why.
 RecipeKernels recipe_kernels(const Recipe& recipe, const DeviceInfo& device);
 
 }  // namespace qgemm::bench

@@ -487,8 +487,8 @@ Expected<BenchReport> run_recipe(const Recipe& recipe, const RunOptions& options
       if (p.experts > 0) {
         Case& c = cases.back();
         c.routing = random_routing(m, p.top_k, p.experts, seed + m);
-        c.grouped.emplace(GroupedCase{c.w, c.a, c.routing, out,
-                                      sample_rows(m * p.top_k, seed + m), 1, recipe.warmup,
+        c.grouped.emplace(GroupedCase{c.w, c.a, af.is_quantized() ? &c.a16 : nullptr, c.routing,
+                                      out, sample_rows(m * p.top_k, seed + m), 1, recipe.warmup,
                                       recipe.repetitions});
       }
     }

@@ -36,6 +36,7 @@
 #pragma once
 
 #include "common/base.cuh"
+#include "common/gathered.cuh"
 #include "common/static_for.cuh"
 #include "dense/mma_gemm_params.cuh"
 #include "dense/mma_layout.cuh"
@@ -51,16 +52,6 @@
 #include "ptx/wgmma.cuh"
 
 namespace qgemm {
-
-/// Cfg::kGathered where a Cfg declares it (the grouped MoE family's), else false.
-template <class Cfg, class = void>
-struct GatheredCfg {
-  static constexpr bool value = false;
-};
-template <class Cfg>
-struct GatheredCfg<Cfg, decltype(void(Cfg::kGathered))> {
-  static constexpr bool value = Cfg::kGathered;
-};
 
 /// Compile-time shape of one kernel; Cfg supplies the format and tiling (see mma_gemm.cpp).
 /// The members are declared here and defined by concept in the files included below: stage
@@ -132,7 +123,8 @@ struct MmaGemm {
                 "TMA stage copies: warp-specialized tiles of at most 256 tokens and 1 KB of codes "
                 "per 16-row tile and stage (one box each)");
   static_assert(!Cfg::kPrescaled || kWs, "prescaled tiles are warp-specialized");
-  static_assert(!kGathered || !kTma, "gathered rows are copied by cp.async, not TMA boxes");
+  static_assert(!kGathered || !kTma || kBlockM % 32 == 0,
+                "gathered TMA tiles: each lane of a copy warp boxes whole token rows");
   static_assert(kWarpsK == 1 || (kWs && Cfg::kWarpsN * Cfg::kWarpsM == 4 && kWarpsK == 2),
                 "warps along K: two compute warpgroups of a warp-specialized tile");
   static_assert(!kWgmma || kFM <= 32, "wgmma: at most 256 tokens (32 fragments) per warpgroup");
@@ -399,10 +391,14 @@ struct MmaGemm {
   /// outside the operands (read as zeros).
   static constexpr int kStageTmaBytes =
       kWeightBytes + kActBytes + (kGroups ? kScaleBytes + kZeroBytes : 0);
-  /// The copy warpgroup's loop of kTma tiles, run by one thread: each stage's boxes, announced
-  /// on `full` by one arrival with their byte count.
-  static QGEMM_DEVICE void copy_stages_tma(const MmaGemmMaps* maps, const Work& w, u64* full,
-                                           u64* empty, u8* smem);
+  /// The copy warpgroup's loop of kTma tiles, run by one thread (lane 0 of its first warp):
+  /// each stage's boxes, announced on `full` by one arrival with their byte count. Gathered
+  /// tiles run it on the whole warp: a gathered tile's rows are not one box, so each lane
+  /// boxes its rows one by one (TMA's 128-byte swizzle follows the shared-memory address, so
+  /// a row lands where the tile's box would have put it).
+  static QGEMM_DEVICE void copy_stages_tma(const MmaGemmParams& p, const MmaGemmMaps* maps,
+                                           const Work& w, u64* full, u64* empty, u8* smem,
+                                           int lane);
 
   /// A barrier over the compute threads (warps 0 .. kWarps - 1); the copy warpgroup of the
   /// warp-specialized kernel has left by then.

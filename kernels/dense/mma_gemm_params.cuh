@@ -44,6 +44,7 @@ struct MmaGemmParams {
   // launch is row rows[t] of C and row rows[t] / a_div of A; positions below m are valid.
   const i32* rows;
   i32 a_div;
+  i32 map_tile0;  ///< row of weight tile 0 in the TMA weight and table maps (grouped: e * n_tiles)
 };
 
 }  // namespace qgemm

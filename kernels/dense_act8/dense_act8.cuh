@@ -24,6 +24,7 @@
 #pragma once
 
 #include "common/base.cuh"
+#include "common/gathered.cuh"
 #include "dense_act8/dense_act8_params.cuh"
 #include "ptx/cluster.cuh"
 #include "ptx/cp_async.cuh"
@@ -66,6 +67,14 @@ struct DenseAct8 {
   static_assert(Cfg::kStages >= 2, "the ring needs two stages");
   static constexpr int kClusterY = Cfg::kClusterY;
   static_assert(kClusterY == 1 || kClusterY == 2, "one CTA, or two sharing the weight tile");
+  /// Token positions map to rows of A and C through DenseAct8Params::rows (grouped MoE tiles):
+  /// the producer's first warp boxes each activation row on its own (TMA's 128-byte swizzle
+  /// follows the shared-memory address, so a row lands where the tile's box would put it), and
+  /// the epilogue stores each token's row where the list says. Neighbouring token tiles may
+  /// belong to other experts: no clusters, and K is not split.
+  static constexpr bool kGathered = GatheredCfg<Cfg>::value;
+  static_assert(!kGathered || kClusterY == 1, "gathered tiles run one CTA per cluster");
+  static constexpr int kLaneRows = kGathered ? (kBN + 31) / 32 : 1;
   static constexpr int kSliceRows = kRows / kClusterY;  // weight rows each CTA copies
 
   struct Smem {
@@ -97,32 +106,64 @@ struct DenseAct8 {
     asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumerThreads) : "memory");
   }
 
-  /// The producer warpgroup: thread 0 issues each stage's two TMA boxes; with stage scales,
-  /// every producer thread copies some of them into the stage's scale slot and arrives.
+  /// The row of A (and of its scales) of token position `token` (< p.m).
+  static QGEMM_DEVICE int a_row(const DenseAct8Params& p, int token) {
+    if constexpr (kGathered) return p.rows[token] / p.a_div;
+    return token;
+  }
+
+  /// The producer warpgroup: thread 0 issues each stage's two TMA boxes (gathered tiles: its
+  /// weight box, and the first warp's lanes a box per token row); with stage scales, every
+  /// producer thread copies some of them into the stage's scale slot and arrives.
   static QGEMM_DEVICE void produce(const DenseAct8Params& p, const DenseAct8Maps* maps,
                                    const Work& w, const Smem& sm, int tid) {
+    // Gathered: lane l of the first warp boxes token rows l, l + 32, ... (-1: past the tile's
+    // rows, not copied); a stage announces the rows it copies only.
+    int rows_of_lane[kLaneRows];
+    int stage_bytes = kStageBytes;
+    if constexpr (kGathered) {
+      const int valid = min(kBN, p.m - w.m0);
+      stage_bytes -= (kBN - valid) * kStageK;
+#pragma unroll
+      for (int i = 0; i < kLaneRows; ++i) {
+        const int t = tid + 32 * i;
+        rows_of_lane[i] = tid < 32 && t < valid ? a_row(p, w.m0 + t) : -1;
+      }
+    }
     for (int it = 0; it < w.iters; ++it) {
       const int s = it % Cfg::kStages;
       if (it >= Cfg::kStages) mbarrier_wait(&sm.empty()[s], (it / Cfg::kStages - 1) & 1);
       const int kb = w.stage_begin + it;
       if (tid == 0) {
         // Both weight slices land here (one from the other CTA of a cluster): kStageBytes.
-        mbarrier_arrive_expect_tx(&sm.full()[s], kStageBytes);
+        mbarrier_arrive_expect_tx(&sm.full()[s], stage_bytes);
         if constexpr (kClusterY == 1) {
-          tma_load_2d(sm.stage(s), &maps->w, kb * kStageK, w.n0, &sm.full()[s]);
+          tma_load_2d(sm.stage(s), &maps->w, kb * kStageK, w.n0 + (kGathered ? p.w_row0 : 0),
+                      &sm.full()[s]);
         } else {
           const int r = static_cast<int>(cluster_rank());
           tma_load_2d_multicast(sm.stage(s) + r * kSliceRows * kStageK, &maps->w, kb * kStageK,
                                 w.n0 + r * kSliceRows, &sm.full()[s], (1u << kClusterY) - 1);
         }
-        tma_load_2d(sm.stage(s) + kWeightBytes, &maps->a, kb * kStageK, w.m0, &sm.full()[s]);
+        if constexpr (!kGathered)
+          tma_load_2d(sm.stage(s) + kWeightBytes, &maps->a, kb * kStageK, w.m0, &sm.full()[s]);
+      }
+      if constexpr (kGathered) {
+        __syncwarp();  // the stage's bytes are announced before any row of it lands
+#pragma unroll
+        for (int i = 0; i < kLaneRows; ++i)
+          if (rows_of_lane[i] >= 0)
+            tma_load_2d(sm.stage(s) + kWeightBytes + (tid + 32 * i) * kStageK, &maps->a,
+                        kb * kStageK, rows_of_lane[i], &sm.full()[s]);
       }
       if constexpr (kStageScales) {
         float* slot = sm.scales(s);
         if constexpr (kActGroups)
           for (int t = tid; t < kBN; t += 128) {
             const int token = w.m0 + t;
-            slot[t] = token < p.m ? p.a_scale[static_cast<i64>(token) * p.a_scale_cols + kb] : 0.0f;
+            slot[t] = token < p.m
+                          ? p.a_scale[static_cast<i64>(a_row(p, token)) * p.a_scale_cols + kb]
+                          : 0.0f;
           }
         if constexpr (kWeightBlocks)
           if (tid == 0) slot[kBN] = p.w_scale[(w.n0 / 128) * p.w_scale_cols + kb];
@@ -231,7 +272,7 @@ struct DenseAct8 {
   static QGEMM_DEVICE float out_value(const DenseAct8Params& p, int row, int token, float v) {
     if constexpr (Cfg::kWeightScale == 1) v *= p.w_scale[row];
     if constexpr (Cfg::kWeightScale == 0) v *= p.w_scale[0];
-    if constexpr (Cfg::kActScale == 1) v *= p.a_scale[token];
+    if constexpr (Cfg::kActScale == 1) v *= p.a_scale[a_row(p, token)];
     if constexpr (Cfg::kActScale == 0) v *= p.a_scale[0];
     if (p.bias != nullptr) {
       if constexpr (Cfg::kOut == Elem::kFp32)
@@ -243,7 +284,7 @@ struct DenseAct8 {
   }
 
   static QGEMM_DEVICE void store(const DenseAct8Params& p, int row, int token, float v) {
-    const i64 at = static_cast<i64>(token) * p.ldc + row;
+    const i64 at = static_cast<i64>(kGathered ? p.rows[token] : token) * p.ldc + row;
     if constexpr (Cfg::kOut == Elem::kFp32)
       static_cast<float*>(p.c)[at] = v;
     else
@@ -316,8 +357,9 @@ struct DenseAct8 {
     float acc[4 * kFrags];
     consume(w, sm, wg, lane, acc);
     grid_dependency_wait();  // before writing C, partials or counters
-    // Clusters run unsplit (the host launches them with gridDim.z = 1).
-    if (kClusterY == 1 && gridDim.z > 1 && !sum_splits(p, w, sm, wg, warp, lane, ctid, acc)) return;
+    // Clusters and gathered tiles run unsplit (the host launches them with gridDim.z = 1).
+    if constexpr (kClusterY == 1 && !kGathered)
+      if (gridDim.z > 1 && !sum_splits(p, w, sm, wg, warp, lane, ctid, acc)) return;
 #pragma unroll
     for (int i = 0; i < 4 * kFrags; ++i) {
       const int row = row_of(w, wg, warp, lane, i), token = token_of(w, lane, i);

@@ -26,6 +26,12 @@ struct DenseAct8Params {
   i32 m, n, k, ldc;
   i32 k_stages;  ///< 128-K stages along K; split z takes [z S / splits, (z + 1) S / splits)
   i32 w_scale_cols, a_scale_cols;
+  // Gathered tiles only (the grouped MoE kernels): token position t of the launch is row
+  // rows[t] of C and row rows[t] / a_div of A (and of its scales); positions below m are valid.
+  // The weight map holds the expert stack: this launch's weight row 0 is its row w_row0.
+  const i32* rows;
+  i32 a_div;
+  i32 w_row0;
 };
 
 }  // namespace qgemm

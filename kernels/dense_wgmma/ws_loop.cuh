@@ -39,8 +39,8 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run_ws(const MmaGemmParams& p, const MmaGemmMaps
     if constexpr (kThreads == 384) setmaxnreg_dec<kCopyRegs>();
     const int tid = threadIdx.x - kConsumerThreads;
     if constexpr (kTma) {
-      if (tid == 0) {
-        copy_stages_tma(maps, w, full, empty, smem);
+      if (kGathered ? tid < 32 : tid == 0) {
+        copy_stages_tma(p, maps, w, full, empty, smem, tid);
       } else {
         allow_dependent_launch();
         grid_dependency_wait();  // they may store C in the cluster sum
@@ -135,47 +135,81 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run_ws(const MmaGemmParams& p, const MmaGemmMaps
 }
 
 template <class Cfg>
-QGEMM_DEVICE void MmaGemm<Cfg>::copy_stages_tma(const MmaGemmMaps* maps, const Work& w,
-                                                u64* full, u64* empty, u8* smem) {
+QGEMM_DEVICE void MmaGemm<Cfg>::copy_stages_tma(const MmaGemmParams& p, const MmaGemmMaps* maps,
+                                                const Work& w, u64* full, u64* empty, u8* smem,
+                                                int lane) {
+  // Gathered tiles: lane l boxes token rows l, l + 32, ... of the tile (row of A, or -1 past the
+  // tile's rows); a stage announces the rows it copies only. Expert e's tiles start at row
+  // p.map_tile0 of the stacked weight and table maps.
+  constexpr int kLaneRows = kGathered ? kBlockM / 32 : 1;
+  int a_row[kLaneRows];
+  int stage_bytes = kStageTmaBytes;
+  int n_row0 = w.n_tile0;
+  if constexpr (kGathered) {
+    stage_bytes -= (kBlockM - min(kBlockM, p.m - w.m0)) * kStageK * 2;
+    n_row0 += p.map_tile0;
+  }
   // Boxes of codes and tables are in 32-bit elements, a row per 16-row tile (tma_maps.h).
   auto copy_weights = [&](int it) {
     u8* stage = smem + (it % Cfg::kStages) * kStageBytes;
     const int unit0 = w.unit_begin + it * kUnits;
-    tma_load_2d(stage, &maps->weights, unit0 * (kUnitBytes / 4), w.n_tile0,
+    tma_load_2d(stage, &maps->weights, unit0 * (kUnitBytes / 4), n_row0,
                 &full[it % Cfg::kStages]);
     if constexpr (kGroups) {
       u8* tables = stage + kWeightBytes + kActBytes;
       const int g0 = unit0 * kUnitK / Cfg::kGroupK;
-      tma_load_2d(tables, &maps->scales, g0 * 8 * kScalePairBytes / 4, w.n_tile0,
+      tma_load_2d(tables, &maps->scales, g0 * 8 * kScalePairBytes / 4, n_row0,
                   &full[it % Cfg::kStages]);
       if constexpr (Cfg::kZeroTable != 0)
-        tma_load_2d(tables + kScaleBytes, &maps->zeros, g0 * 8 * kZeroPairBytes / 4, w.n_tile0,
+        tma_load_2d(tables + kScaleBytes, &maps->zeros, g0 * 8 * kZeroPairBytes / 4, n_row0,
                     &full[it % Cfg::kStages]);
     }
   };
   auto copy_acts = [&](int it) {
     u8* act = smem + (it % Cfg::kStages) * kStageBytes + kWeightBytes;
     const int k0 = (w.unit_begin + it * kUnits) * kUnitK;
+    if constexpr (kGathered) {
 #pragma unroll
-    for (int slab = 0; slab < kStageK / 64; ++slab)
-      tma_load_2d(act + slab * kSlabBytes, &maps->act, k0 + slab * 64, w.m0,
-                  &full[it % Cfg::kStages]);
+      for (int i = 0; i < kLaneRows; ++i) {
+        if (a_row[i] < 0) continue;
+#pragma unroll
+        for (int slab = 0; slab < kStageK / 64; ++slab)
+          tma_load_2d(act + slab * kSlabBytes + (lane + 32 * i) * 128, &maps->act,
+                      k0 + slab * 64, a_row[i], &full[it % Cfg::kStages]);
+      }
+    } else {
+#pragma unroll
+      for (int slab = 0; slab < kStageK / 64; ++slab)
+        tma_load_2d(act + slab * kSlabBytes, &maps->act, k0 + slab * 64, w.m0,
+                    &full[it % Cfg::kStages]);
+    }
+  };
+  // Lane 0 announces a stage's bytes before any lane's box of it lands.
+  auto announce_and_copy_weights = [&](int it) {
+    if (!kGathered || lane == 0) {
+      mbarrier_arrive_expect_tx(&full[it % Cfg::kStages], stage_bytes);
+      copy_weights(it);
+    }
+    if constexpr (kGathered) __syncwarp();
   };
   // The first stage's weights go before the wait for the previous kernel (run() says why); the
   // single arrival announces all of the stage's bytes, so its phase waits for the activations
   // issued after the wait too.
-  if (w.iters > 0) {
-    mbarrier_arrive_expect_tx(&full[0], kStageTmaBytes);
-    copy_weights(0);
-  }
+  if (w.iters > 0) announce_and_copy_weights(0);
   allow_dependent_launch();
   grid_dependency_wait();
+  if constexpr (kGathered) {
+#pragma unroll
+    for (int i = 0; i < kLaneRows; ++i) {
+      const int r = lane + 32 * i;
+      a_row[i] = w.m0 + r < p.m ? p.rows[w.m0 + r] / p.a_div : -1;
+    }
+  }
   for (int it = 0; it < w.iters; ++it) {
     const int slot = it % Cfg::kStages;
     if (it > 0) {
       if (it >= Cfg::kStages) mbarrier_wait(&empty[slot], (it / Cfg::kStages - 1) & 1);
-      mbarrier_arrive_expect_tx(&full[slot], kStageTmaBytes);
-      copy_weights(it);
+      announce_and_copy_weights(it);
     }
     copy_acts(it);
   }

@@ -12,6 +12,7 @@
 #include "jit/kernel_loader.h"
 #include "moe_grouped/moe_layer_params.cuh"
 #include "util/error.h"
+#include "util/memory.h"
 
 namespace qgemm {
 namespace detail {
@@ -35,9 +36,6 @@ class MoeImpl {
 
 namespace {
 
-constexpr size_t kAlign = 256;
-size_t align_up(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
-
 // The layer's workspace for `tokens`: routing, the three intermediate row blocks, then the
 // grouped GEMMs' own scratch (one region: they run one after the other).
 struct MoeWorkspace {
@@ -54,16 +52,16 @@ GroupedArgs routed(int64_t tokens, int top_k) {
 MoeWorkspace workspace_of(const detail::MoeImpl& m, int64_t tokens) {
   MoeWorkspace w;
   const size_t slots = size_t(tokens) * m.options.top_k, e = 2;  // 16-bit elements
-  w.weights = align_up(slots * 4);
-  w.h = w.weights + align_up(slots * 4);
-  w.act = w.h + align_up(slots * 2 * m.inter * e);
-  w.y = w.act + align_up(slots * m.inter * e);
-  w.gemm = w.y + align_up(slots * m.hidden * e);
+  w.weights = align256(slots * 4);
+  w.h = w.weights + align256(slots * 4);
+  w.act = w.h + align256(slots * 2 * m.inter * e);
+  w.y = w.act + align256(slots * m.inter * e);
+  w.gemm = w.y + align256(slots * m.hidden * e);
   GroupedArgs second = routed(tokens, m.options.top_k);
   second.a_per_slot = true;
   w.gemm_bytes = std::max(m.w13.workspace_bytes(routed(tokens, m.options.top_k)),
                           m.w2.workspace_bytes(second));
-  w.total = w.gemm + align_up(w.gemm_bytes);
+  w.total = w.gemm + align256(w.gemm_bytes);
   return w;
 }
 

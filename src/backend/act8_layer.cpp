@@ -11,13 +11,11 @@
 #include "jit/tma_maps.h"
 #include "quant/gpu_act_quantizer.h"
 #include "util/error.h"
+#include "util/memory.h"
 #include "util/settings.h"
 
 namespace qgemm {
 namespace {
-
-int64_t align16(int64_t v) { return (v + 15) / 16 * 16; }
-size_t align256(size_t v) { return (v + 255) / 256 * 256; }
 
 class Act8Layer final : public PreparedLayer {
  public:

@@ -12,15 +12,15 @@
 #include "jit/kernel_cache.h"
 #include "jit/kernel_loader.h"
 #include "jit/nvrtc_library.h"
+#include "jit/tma_maps.h"
 #include "moe_grouped/moe_grouped_params.cuh"
 #include "pack/mma_pack.h"
 #include "util/error.h"
+#include "util/memory.h"
 
 namespace qgemm {
 namespace {
 
-constexpr size_t kAlign = 256;
-size_t align_up(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
 
 // The packed expert stack: expert e's codes, tables and row factors at e strides.
@@ -108,8 +108,8 @@ class GroupedJitLayer final : public PreparedGrouped {
     if (shape.rows <= 0) return 0;
     const MmaGemmConfig& c = plan_[bucket_for(shape)].config;
     const int64_t tiles = max_tiles(shape, c);
-    size_t bytes = align_up(tiles * sizeof(MoeTile)) + align_up(tiles * c.block_m() * 4);
-    if (needs_padding(shape)) bytes += align_up(size_t(a_rows(shape)) * padded_k() * 2);
+    size_t bytes = align256(tiles * sizeof(MoeTile)) + align256(tiles * c.block_m() * 4);
+    if (needs_padding(shape)) bytes += align256(size_t(a_rows(shape)) * padded_k() * 2);
     return bytes;
   }
 
@@ -151,8 +151,8 @@ class GroupedJitLayer final : public PreparedGrouped {
     const CUstream stream = static_cast<CUstream>(args.stream);
     auto* ws = static_cast<uint8_t*>(args.workspace);
     auto* tile_list = reinterpret_cast<MoeTile*>(ws);
-    auto* positions = reinterpret_cast<i32*>(ws + align_up(tiles * sizeof(MoeTile)));
-    uint8_t* pad = ws + align_up(tiles * sizeof(MoeTile)) + align_up(tiles * c.block_m() * 4);
+    auto* positions = reinterpret_cast<i32*>(ws + align256(tiles * sizeof(MoeTile)));
+    uint8_t* pad = ws + align256(tiles * sizeof(MoeTile)) + align256(tiles * c.block_m() * 4);
     const uint16_t* a = static_cast<const uint16_t*>(args.a);
     int64_t lda = problem_.k;
     if (needs_padding(args)) {
@@ -162,30 +162,10 @@ class GroupedJitLayer final : public PreparedGrouped {
     }
     const size_t out_bytes = (problem_.out.bits + 7) / 8;
 
-    MoeTilesParams t{};
-    t.layout = static_cast<i32>(moe_layout(args.layout));
-    t.slots = static_cast<i32>(args.layout == GroupedLayout::kRouted ? args.rows * args.top_k
-                                                                     : args.rows);
-    t.experts = static_cast<i32>(experts_);
-    t.expert_ids = args.expert_ids;
-    t.expert_map = args.expert_map;
-    t.global_experts =
-        static_cast<i32>(args.expert_map != nullptr ? args.global_experts : experts_);
-    t.offsets = args.offsets;
-    t.counts = args.counts;
-    t.block_m = c.block_m();
-    t.max_tiles = static_cast<i32>(tiles);
-    t.tiles = tile_list;
-    t.positions = positions;
-    t.c = static_cast<u8*>(args.c);
-    t.c_pitch = static_cast<i64>(problem_.n * out_bytes);
-    t.row_bytes = static_cast<i32>(problem_.n * out_bytes);
-    // Block 0 builds the list; routed calls add blocks that zero the unrouted slots' rows.
-    const unsigned zero_blocks = args.layout == GroupedLayout::kRouted
-                                     ? static_cast<unsigned>(std::clamp<int64_t>(
-                                           t.slots, 1, problem_.device_info.multiprocessors))
-                                     : 0;
-    QGEMM_RETURN_IF_ERROR(launch(tiles_kernel_, 1 + zero_blocks, 1, 1, t, stream));
+    QGEMM_RETURN_IF_ERROR(launch_moe_tiles(tiles_kernel_, args, experts_, c.block_m(), tiles,
+                                           tile_list, positions,
+                                           static_cast<int64_t>(problem_.n * out_bytes),
+                                           problem_.device_info.multiprocessors, stream));
 
     MmaGemmParams p{};
     p.weights = reinterpret_cast<const u8*>(w_.codes.ptr());
@@ -214,37 +194,22 @@ class GroupedJitLayer final : public PreparedGrouped {
     g.row_scale_stride = static_cast<i64>(w_.row_floats);
     g.bias_stride = static_cast<i64>(problem_.n * out_bytes);
     MmaGemmMaps maps{};
+    QGEMM_RETURN_IF_ERROR(encode_tma_maps(c, p, &maps, a_rows(args), experts_));
     const int64_t grid_x = (w_.n_tiles + c.tiles_n * c.warps_n - 1) / (c.tiles_n * c.warps_n);
     return launch_clusters(kernels_[bucket], static_cast<unsigned>(grid_x),
                            static_cast<unsigned>(tiles), 1, 1, 1, false, stream, p, maps, g);
   }
 
  private:
-  static MoeLayout moe_layout(GroupedLayout l) {
-    return l == GroupedLayout::kRouted       ? MoeLayout::kRouted
-           : l == GroupedLayout::kContiguous ? MoeLayout::kContiguous
-                                             : MoeLayout::kMasked;
-  }
-  // Rows of the grouped product (the tile list's positions) and of A.
-  static int64_t slots(const GroupedArgs& a) {
-    return a.layout == GroupedLayout::kRouted ? a.rows * a.top_k : a.rows;
-  }
-  int64_t a_rows(const GroupedArgs& a) const {
-    return a.layout == GroupedLayout::kMasked ? a.rows * experts_
-           : a.a_per_slot                     ? a.rows * a.top_k
-                                              : a.rows;
-  }
-  int64_t rows_per_expert(const GroupedArgs& a) const {
-    return a.layout == GroupedLayout::kMasked ? a.rows : moe_rows_per_expert(slots(a), experts_);
-  }
+  int64_t a_rows(const GroupedArgs& a) const { return grouped_a_rows(a, experts_); }
   size_t bucket_for(const GroupedArgs& a) const {
-    const int64_t m = rows_per_expert(a);
+    const int64_t m = grouped_rows_per_expert(a, experts_);
     for (size_t i = 0; i < plan_.size(); ++i)
       if (m <= plan_[i].max_m) return i;
     return plan_.size() - 1;
   }
   int64_t max_tiles(const GroupedArgs& a, const MmaGemmConfig& c) const {
-    return moe_max_tiles(a.layout, slots(a), experts_, c.block_m());
+    return moe_max_tiles(a.layout, grouped_slots(a), experts_, c.block_m());
   }
   int64_t padded_k() const { return (problem_.k + 7) / 8 * 8; }
   bool needs_padding(const GroupedArgs& a) const { return problem_.k % 8 != 0 || !aligned16(a.a); }
@@ -258,16 +223,57 @@ class GroupedJitLayer final : public PreparedGrouped {
 
 }  // namespace
 
+int64_t grouped_slots(const GroupedArgs& a) {
+  return a.layout == GroupedLayout::kRouted ? a.rows * a.top_k : a.rows;
+}
+
+int64_t grouped_a_rows(const GroupedArgs& a, int64_t experts) {
+  return a.layout == GroupedLayout::kMasked ? a.rows * experts
+         : a.a_per_slot                     ? a.rows * a.top_k
+                                            : a.rows;
+}
+
+int64_t grouped_rows_per_expert(const GroupedArgs& a, int64_t experts) {
+  return a.layout == GroupedLayout::kMasked ? a.rows
+                                            : moe_rows_per_expert(grouped_slots(a), experts);
+}
+
+Status launch_moe_tiles(const LoadedKernel& kernel, const GroupedArgs& args, int64_t experts,
+                        int block_m, int64_t tiles, MoeTile* list, int32_t* positions,
+                        int64_t row_bytes, int sms, CUstream stream) {
+  MoeTilesParams t{};
+  t.layout = static_cast<i32>(args.layout == GroupedLayout::kRouted       ? MoeLayout::kRouted
+                              : args.layout == GroupedLayout::kContiguous ? MoeLayout::kContiguous
+                                                                          : MoeLayout::kMasked);
+  t.slots = static_cast<i32>(grouped_slots(args));
+  t.experts = static_cast<i32>(experts);
+  t.expert_ids = args.expert_ids;
+  t.expert_map = args.expert_map;
+  t.global_experts = static_cast<i32>(args.expert_map != nullptr ? args.global_experts : experts);
+  t.offsets = args.offsets;
+  t.counts = args.counts;
+  t.block_m = block_m;
+  t.max_tiles = static_cast<i32>(tiles);
+  t.tiles = list;
+  t.positions = positions;
+  t.c = static_cast<u8*>(args.c);
+  t.c_pitch = row_bytes;
+  t.row_bytes = static_cast<i32>(row_bytes);
+  // Block 0 builds the list; routed calls add blocks that zero the unrouted slots' rows.
+  const unsigned zero_blocks = args.layout == GroupedLayout::kRouted
+                                   ? static_cast<unsigned>(std::clamp<int64_t>(t.slots, 1, sms))
+                                   : 0;
+  return launch(kernel, 1 + zero_blocks, 1, 1, t, stream);
+}
+
 Support grouped_jit_support(const LayerProblem& p) {
   if (p.device < 0) return Support::no("the layer is on host memory (device -1)");
   if (p.device_info.sm() == 0) return Support::no("no GPU");
-  if (p.act.is_quantized())
-    return Support::no(str("activations ", p.act.to_string(),
-                           ": grouped GPU kernels take fp16/bf16 activations in this version"));
   if (p.experts > kMaxMoeExperts)
     return Support::no(str(p.experts, " experts; the GPU tile list takes at most ", kMaxMoeExperts,
                            " per device"));
   if (auto nvrtc = nvrtc_library(); !nvrtc) return Support::no(nvrtc.status().message());
+  if (p.act.is_quantized()) return grouped_act8_support(p);
   auto plan = plan_moe_grouped(p.n, p.k, p.weight, p.act.type, p.out, p.device_info);
   if (!plan) return Support::no(plan.status().message());
   return Support::yes();
@@ -275,6 +281,7 @@ Support grouped_jit_support(const LayerProblem& p) {
 
 Expected<std::unique_ptr<PreparedGrouped>> build_grouped_jit(const QuantizedWeight& stack,
                                                              const LayerProblem& p) {
+  if (p.act.is_quantized()) return build_grouped_act8(stack, p);
   auto plan = plan_moe_grouped(p.n, p.k, p.weight, p.act.type, p.out, p.device_info);
   if (!plan) return plan.status();
   QGEMM_RETURN_IF_ERROR(use_device(p.device));

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "jit/kernel_loader.h"
+#include "moe_grouped/moe_grouped_params.cuh"
 #include "qgemm/grouped.h"
 
 namespace qgemm {
@@ -45,10 +47,31 @@ std::vector<GroupedRow> grouped_rows(const GroupedArgs& args, int64_t experts,
 /// Expert e of a stack as a one-expert weight (a copy).
 QuantizedWeight expert_slice(const QuantizedWeight& stack, int64_t e);
 
-/// Whether the jit backend runs this expert stack (a GPU, 16-bit activations, a dense plan).
+/// Rows of a call's grouped product (the tile list's positions): tokens x top_k when routed.
+int64_t grouped_slots(const GroupedArgs& args);
+/// Rows of A a call reads (per slot, per token, or the masked [E, rows] block).
+int64_t grouped_a_rows(const GroupedArgs& args, int64_t experts);
+/// The rows per expert a call's kernels are chosen for.
+int64_t grouped_rows_per_expert(const GroupedArgs& args, int64_t experts);
+
+/// Launches moe_tiles on `stream`: the call's tile list (`tiles` entries of `block_m`
+/// positions into `list`, the C row of each position into `positions`), and for the routed
+/// layout zeroes the C rows (`row_bytes` each) of slots no local expert takes.
+Status launch_moe_tiles(const LoadedKernel& kernel, const GroupedArgs& args, int64_t experts,
+                        int block_m, int64_t tiles, MoeTile* list, int32_t* positions,
+                        int64_t row_bytes, int sms, CUstream stream);
+
+/// Whether the jit backend runs this expert stack (a GPU and a dense plan for 16-bit
+/// activations; the 8-bit kernels' pairs for quantized ones, grouped_act8_support).
 Support grouped_jit_support(const LayerProblem& problem);
 Expected<std::unique_ptr<PreparedGrouped>> build_grouped_jit(const QuantizedWeight& stack,
                                                              const LayerProblem& problem);
+/// The grouped form of the 8-bit-activation kernels (dense_act8, sm_90a): the layer quantizes
+/// its 16-bit input rows on the GPU (token or 128-group scales), then one gathered launch.
+Support grouped_act8_support(const LayerProblem& problem);
+Expected<std::unique_ptr<PreparedGrouped>> build_grouped_act8(const QuantizedWeight& stack,
+                                                              const LayerProblem& problem);
+
 /// The CPU reference over host memory, any activation format (quantized ones from 16-bit
 /// input, as Linear's cpu backend does).
 Expected<std::unique_ptr<PreparedGrouped>> build_grouped_cpu(const QuantizedWeight& stack,

@@ -10,14 +10,13 @@
 #include "jit/tma_maps.h"
 #include "pack/mma_pack.h"
 #include "util/error.h"
+#include "util/memory.h"
 #include "util/settings.h"
 
 namespace qgemm {
 namespace {
 
-constexpr size_t kAlign = 256;
 constexpr size_t kCublasWorkspace = 32u << 20;
-size_t align_up(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
 
 // Points the weight operands of a kernel's parameters (the GEMM's or the expansion's, each with
@@ -148,7 +147,7 @@ size_t JitLayer::marked_floats(size_t bucket, int64_t m) const {
 
 size_t JitLayer::workspace_bytes(int64_t m) const {
   const bool expand = plan_.bucket_for(m).expand;
-  const size_t expanded = expand ? align_up(size_t(problem_.n) * padded_k() * 2) : 0;
+  const size_t expanded = expand ? align256(size_t(problem_.n) * padded_k() * 2) : 0;
   return std::max(expanded, mma_workspace_bytes(m));
 }
 
@@ -197,10 +196,10 @@ size_t JitLayer::mma_workspace_bytes(int64_t m) const {
   const int splits = most_splits(bucket, m);
   // NOTE: room for padded activations is reserved even when K is a multiple of 8: a caller's
   // pointer that is not 16-byte aligned is padded too.
-  size_t bytes = align_up(size_t(m) * padded_k() * 2);
+  size_t bytes = align256(size_t(m) * padded_k() * 2);
   // (Marked partials live in the layer's own buffer.)
   const bool marked = plan_.buckets[bucket].config.marks_partials();
-  if (splits > 1 && !marked) bytes += align_up(size_t(splits) * m * w_->n_tiles * 16 * 4);
+  if (splits > 1 && !marked) bytes += align256(size_t(splits) * m * w_->n_tiles * 16 * 4);
   return bytes;
 }
 
@@ -267,7 +266,7 @@ Status JitLayer::run_mma(const LinearArgs& args, size_t bucket) const {
                       ", which prepare() did not compile; call prepare(", args.m, ") first"));
   const CUstream stream = static_cast<CUstream>(args.stream);
   auto* workspace = static_cast<uint8_t*>(args.workspace);
-  const size_t pad_bytes = align_up(size_t(args.m) * padded_k() * 2);
+  const size_t pad_bytes = align256(size_t(args.m) * padded_k() * 2);
   const uint16_t* a = static_cast<const uint16_t*>(args.a);
   int64_t lda = problem_.k;
   if (problem_.k % 8 != 0 || !aligned16(args.a)) {

@@ -87,8 +87,8 @@ std::string DenseAct8Config::to_string() const {
   static const char* const kWeight[] = {"tensor", "channel", "b128"};
   static const char* const kAct[] = {"tensor", "token", "g128"};
   return str(int8 ? "int8" : "e4m3", " w:", kWeight[weight_scale], " a:", kAct[act_scale], " n",
-             block_n, " s", stages, cluster_y > 1 ? str(" cy", cluster_y) : std::string(), " -> ",
-             out.name(), " ", arch);
+             block_n, " s", stages, cluster_y > 1 ? str(" cy", cluster_y) : std::string(),
+             gathered ? " moe" : "", " -> ", out.name(), " ", arch);
 }
 
 int DenseAct8Config::smem_bytes() const {
@@ -98,24 +98,28 @@ int DenseAct8Config::smem_bytes() const {
 
 KernelSpec DenseAct8Config::spec() const {
   KernelSpec s;
-  s.family = "dense_act8";
+  s.family = gathered ? "moe_grouped" : "dense_act8";
   s.config = to_string();
   s.arch = arch;
   s.threads = 384;
   s.dynamic_smem = smem_bytes();
-  s.programmatic_launch = true;
-  s.source =
-      str("#include \"dense_act8/dense_act8.cuh\"\nstruct Cfg {\n",
-          "  static constexpr bool kInt8 = ", int8 ? "true" : "false", ";\n",
-          "  static constexpr int kBlockN = ", block_n, ";\n",
-          "  static constexpr int kClusterY = ", cluster_y, ";\n",
-          "  static constexpr int kStages = ", stages, ";\n",
-          "  static constexpr int kWeightScale = ", weight_scale, ";\n",
-          "  static constexpr int kActScale = ", act_scale, ";\n",
-          "  static constexpr qgemm::Elem kOut = ", out_elem(out), ";\n};\n",
-          "template __global__ void qgemm::dense_act8_kernel<Cfg>(const qgemm::DenseAct8Params, "
-          "const __grid_constant__ qgemm::DenseAct8Maps);\n");
-  s.name_expression = "&qgemm::dense_act8_kernel<Cfg>";
+  // Gathered launches wait for their tile list: launched plainly.
+  s.programmatic_launch = !gathered;
+  const char* kernel = gathered ? "qgemm::moe_grouped_act8_kernel" : "qgemm::dense_act8_kernel";
+  s.source = str("#include \"",
+                 gathered ? "moe_grouped/moe_grouped_act8.cuh" : "dense_act8/dense_act8.cuh",
+                 "\"\nstruct Cfg {\n", "  static constexpr bool kInt8 = ", int8 ? "true" : "false",
+                 ";\n", gathered ? "  static constexpr bool kGathered = true;\n" : "",
+                 "  static constexpr int kBlockN = ", block_n, ";\n",
+                 "  static constexpr int kClusterY = ", cluster_y, ";\n",
+                 "  static constexpr int kStages = ", stages, ";\n",
+                 "  static constexpr int kWeightScale = ", weight_scale, ";\n",
+                 "  static constexpr int kActScale = ", act_scale, ";\n",
+                 "  static constexpr qgemm::Elem kOut = ", out_elem(out), ";\n};\n",
+                 "template __global__ void ", kernel, "<Cfg>(const qgemm::DenseAct8Params, ",
+                 "const __grid_constant__ qgemm::DenseAct8Maps",
+                 gathered ? ", const qgemm::MoeGroupParams" : "", ");\n");
+  s.name_expression = str("&", kernel, "<Cfg>");
   return s;
 }
 

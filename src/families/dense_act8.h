@@ -21,6 +21,9 @@ struct DenseAct8Config {
   int act_scale = 1;     ///< 0 tensor, 1 token, 2 groups of 128
   DType out = DType::bf16();
   std::string arch = "sm_90a";
+  /// The grouped MoE family's tile (moe_grouped_act8_kernel): token rows gathered through a
+  /// position list, one CTA per cluster, no K split.
+  bool gathered = false;
 
   /// The config for an n x k layer of these formats at m tokens on a GPU of `sms` SMs.
   static DenseAct8Config for_layer(const WeightFormat& weight, const ActFormat& act, DType out,

@@ -16,11 +16,21 @@ Expected<std::vector<MmaPlanEntry>> plan_moe_grouped(int64_t n, int64_t k,
   std::vector<MmaPlanEntry> plan = std::move(*dense);
   for (MmaPlanEntry& e : plan) {
     e.config.gathered = true;
-    // NOTE: a gathered tile's rows are not one box: its stages come by cp.async.
-    e.config.tma = false;
+    // NOTE: TMA tiles stay TMA: each gathered row is its own box (MmaGemm::copy_stages_tma).
     QGEMM_RETURN_IF_ERROR(e.config.validate());
   }
   return plan;
+}
+
+DenseAct8Config moe_grouped_act8_config(const WeightFormat& weight, const ActFormat& act, DType out,
+                                        const DeviceInfo& device, int64_t rows_per_expert,
+                                        int64_t n, int64_t k) {
+  DenseAct8Config c = DenseAct8Config::for_layer(weight, act, out, device.arch(),
+                                                 std::max<int64_t>(rows_per_expert, 1), n, k,
+                                                 device.multiprocessors);
+  c.cluster_y = 1;
+  c.gathered = true;
+  return c;
 }
 
 int64_t moe_rows_per_expert(int64_t rows, int64_t experts) {

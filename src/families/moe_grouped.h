@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "families/dense_act8.h"
 #include "jit/kernel_spec.h"
 #include "plan/jit_kernel_plan.h"
 #include "qgemm/grouped.h"
@@ -10,12 +11,19 @@
 namespace qgemm {
 
 /// The grouped MoE family (kernels/moe_grouped/): the dense tile kernels of a layer of the
-/// expert's shape, made gathered (MmaGemmConfig::gathered; cp.async stage copies where the
-/// dense plan copies by TMA), by rows per expert. The dense plan's hand-off to cuBLASLt has no
+/// expert's shape, made gathered (MmaGemmConfig::gathered; the TMA tiles box each gathered
+/// activation row on its own), by rows per expert. The dense plan's hand-off to cuBLASLt has no
 /// grouped form: its bucket takes the tile kernel below it.
 Expected<std::vector<MmaPlanEntry>> plan_moe_grouped(int64_t n, int64_t k,
                                                      const WeightFormat& weight, DType act,
                                                      DType out, const DeviceInfo& device);
+
+/// The grouped tile on 8-bit activations (moe_grouped_act8_kernel) for `rows_per_expert`:
+/// the dense_act8 config of those tokens, gathered, one CTA per cluster (neighbouring token
+/// tiles may be other experts').
+DenseAct8Config moe_grouped_act8_config(const WeightFormat& weight, const ActFormat& act, DType out,
+                                        const DeviceInfo& device, int64_t rows_per_expert,
+                                        int64_t n, int64_t k);
 
 /// The rows per expert a call is planned for: its rows spread over as many experts as it can
 /// reach (a routed call of 8 slots over 256 experts: 1 each; 4096 x 8 slots: 128 each).

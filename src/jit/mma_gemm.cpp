@@ -141,9 +141,11 @@ Status MmaGemmConfig::validate() const {
                                 "tiles of at most 256 tokens and 1 KB of codes per 16-row tile ",
                                 "and stage, not ", block_m(), " tokens and ",
                                 units_per_stage * mma_layout::unit_bytes(bits), " bytes"));
-  if (gathered && tma)
-    return invalid_argument(
-        str(where, ": gathered (MoE) tiles copy their rows by cp.async, not TMA"));
+  // Gathered TMA tiles: each lane of a copy warp boxes whole rows of the token tile.
+  if (gathered && tma && block_m() % 32 != 0)
+    return invalid_argument(str(where, ": gathered (MoE) TMA tiles copy their rows by the 32 ",
+                                "lanes of a warp: tiles of a multiple of 32 tokens, not ",
+                                block_m()));
   if (warps_k != 1 && !(warps_k == 2 && warp_specialized && warps_n * warps_m == 4))
     return invalid_argument(str(where, ": warps_k=", warps_k,
                                 " is not supported (1, or 2 for a warp-specialized tile of one "

@@ -31,27 +31,34 @@ Status encode_2d(const CudaDriver& driver, CUtensorMapDataType type, const void*
 
 }  // namespace
 
-Status encode_tma_maps(const MmaGemmConfig& c, const MmaGemmParams& p, MmaGemmMaps* maps) {
+Status encode_tma_maps(const MmaGemmConfig& c, const MmaGemmParams& p, MmaGemmMaps* maps,
+                       int64_t a_rows, int64_t experts) {
   std::memset(maps, 0, sizeof(*maps));
   if (!c.tma) return Status();
-  if (reinterpret_cast<uintptr_t>(p.a) % 16 != 0 || p.lda % 8 != 0 || p.m < 1 || p.k < 1)
+  if (!c.gathered) a_rows = p.m;
+  if (reinterpret_cast<uintptr_t>(p.a) % 16 != 0 || p.lda % 8 != 0 || a_rows < 1 || p.k < 1 ||
+      experts < 1)
     return invalid_argument(
         str("TMA activation map: needs 16-byte aligned rows (a=", static_cast<const void*>(p.a),
-            ", lda=", p.lda, " elements) and m, k >= 1 (m=", p.m, ", k=", p.k, ")"));
+            ", lda=", p.lda, " elements), rows, k and experts >= 1 (rows=", a_rows, ", k=", p.k,
+            ", experts=", experts, ")"));
   auto driver = cuda_driver();
   if (!driver) return driver.status();
   // Dimension 0 is K (contiguous), 1 the tokens; a box is a 64-K slab (128 bytes, the
-  // swizzle's row) of the CTA's token tile.
+  // swizzle's row) of the CTA's token tile, or of one gathered row.
   QGEMM_RETURN_IF_ERROR(encode_2d(
       **driver,
       c.act == DType::bf16() ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-      p.a, p.k, p.m, int64_t(p.lda) * 2, 64, c.block_m(), CU_TENSOR_MAP_SWIZZLE_128B, &maps->act));
-  // In 32-bit words: a row is one 16-row tile's codes (or table pairs) along the whole K.
+      p.a, p.k, a_rows, int64_t(p.lda) * 2, 64, c.gathered ? 1 : c.block_m(),
+      CU_TENSOR_MAP_SWIZZLE_128B, &maps->act));
+  // In 32-bit words: a row is one 16-row tile's codes (or table pairs) along the whole K; the
+  // experts of a stack follow one another.
   const int tiles = c.tiles_n * c.warps_n;
   const int64_t unit_bytes = mma_layout::unit_bytes(c.bits);
   const int64_t row_bytes = p.k_units * unit_bytes;
+  const int64_t tile_rows = experts * p.n_tiles;
   QGEMM_RETURN_IF_ERROR(encode_2d(**driver, CU_TENSOR_MAP_DATA_TYPE_UINT32, p.weights,
-                                  row_bytes / 4, p.n_tiles, row_bytes,
+                                  row_bytes / 4, tile_rows, row_bytes,
                                   static_cast<int>(c.units_per_stage * unit_bytes / 4), tiles,
                                   CU_TENSOR_MAP_SWIZZLE_NONE, &maps->weights));
   if (c.group_k == 0) return Status();
@@ -59,7 +66,7 @@ Status encode_tma_maps(const MmaGemmConfig& c, const MmaGemmParams& p, MmaGemmMa
   auto table = [&](const void* base, int pair_bytes, TmaMap* map) {
     const int64_t group_bytes = 8 * pair_bytes;
     return encode_2d(**driver, CU_TENSOR_MAP_DATA_TYPE_UINT32, base, p.groups * group_bytes / 4,
-                     p.n_tiles, p.groups * group_bytes, static_cast<int>(gps * group_bytes / 4),
+                     tile_rows, p.groups * group_bytes, static_cast<int>(gps * group_bytes / 4),
                      tiles, CU_TENSOR_MAP_SWIZZLE_NONE, map);
   };
   QGEMM_RETURN_IF_ERROR(table(p.scales, c.scale_pair_bytes(), &maps->scales));

@@ -16,7 +16,12 @@ namespace qgemm {
 ///    units each) and its tables of p.groups groups; boxes of one stage of the CTA's tiles, in
 ///    32-bit elements.
 /// Positions outside a tensor read as zeros.
-Status encode_tma_maps(const MmaGemmConfig& config, const MmaGemmParams& p, MmaGemmMaps* maps);
+///
+/// Gathered configs (the grouped MoE tiles) read `a_rows` rows of A (p.m counts token positions
+/// there) in boxes of one row, and a stack of `experts` packed weights: expert e's tiles are rows
+/// e * p.n_tiles on of the weight and table maps (MmaGemmParams::map_tile0).
+Status encode_tma_maps(const MmaGemmConfig& config, const MmaGemmParams& p, MmaGemmMaps* maps,
+                       int64_t a_rows = 0, int64_t experts = 1);
 
 /// A map of `rows` rows of `row_bytes` one-byte elements, `pitch` bytes apart (16-byte aligned
 /// base and pitch), in boxes of `box_bytes` (128: the swizzle's row) by `box_rows`, in the

@@ -5,6 +5,7 @@
 #include "backend/backend.h"
 #include "quant/scale_recipe.h"
 #include "util/error.h"
+#include "util/memory.h"
 
 namespace qgemm {
 namespace {
@@ -12,8 +13,6 @@ namespace {
 // Grid sizes: enough CTAs to fill any current GPU several times over; the kernels stride.
 constexpr int64_t kMaxRowCtas = 4096;
 constexpr int64_t kMaxFlatCtas = 2048;
-
-int64_t align16(int64_t bytes) { return (bytes + 15) / 16 * 16; }
 
 std::string code_fields(const char* prefix, const ActCode& c) {
   return str("  static constexpr int k", prefix, "Kind = ", c.kind, ";\n  static constexpr int k",

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
@@ -20,6 +21,12 @@ int64_t host_memory_bytes();
 /// machine's physical memory: the check every entry point makes before it allocates, so that a
 /// size no machine holds fails at once instead of after minutes of work or with a crash.
 Status check_host_memory(const std::string& what, int64_t bytes);
+
+/// Bytes rounded up to 256: where the parts of a device workspace start.
+constexpr size_t align256(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+/// Rounded up to 16: the pitch of rows TMA reads.
+constexpr int64_t align16(int64_t v) { return (v + 15) / 16 * 16; }
 
 /// "3.4 GB", "512 MB", "12 KB", "100 bytes".
 std::string human_bytes(int64_t bytes);

@@ -10,11 +10,6 @@
 namespace qgemm {
 namespace {
 
-bool has_sm90a() {
-  const auto devices = list_devices();
-  return !devices.empty() && devices[0].arch() == "sm_90a";
-}
-
 struct Act8Case {
   const char* weight;
   const char* act;
@@ -23,7 +18,7 @@ struct Act8Case {
 
 TEST(DenseAct8Gpu, MatchesReference) {
   QGEMM_REQUIRE_GPU();
-  if (!has_sm90a()) GTEST_SKIP() << "the 8-bit activation kernels need an sm_90a GPU";
+  if (!testing::has_sm90a()) GTEST_SKIP() << "the 8-bit activation kernels need an sm_90a GPU";
   const Act8Case cases[] = {
       {"e4m3/channel/fp32", "e4m3/token", 333, 768},
       {"e4m3/channel/fp32", "e4m3/token", 256, 1000},  // K % 16 != 0: the layer re-pitches rows
@@ -50,7 +45,7 @@ TEST(DenseAct8Gpu, MatchesReference) {
 // relative on an H100, the same at K = 16384 and 28672), hence the fp32 output's tolerance.
 TEST(DenseAct8Gpu, LongKStaysAccurate) {
   QGEMM_REQUIRE_GPU();
-  if (!has_sm90a()) GTEST_SKIP() << "the 8-bit activation kernels need an sm_90a GPU";
+  if (!testing::has_sm90a()) GTEST_SKIP() << "the 8-bit activation kernels need an sm_90a GPU";
   for (int64_t k : {16384, 28672})
     for (DType out : {DType::fp32(), DType::bf16()}) {
       SCOPED_TRACE(str("K=", k, " -> ", out.name()));

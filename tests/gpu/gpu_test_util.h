@@ -21,6 +21,12 @@ namespace qgemm::testing {
       GTEST_SKIP() << "no GPU on this machine: " << ::qgemm::no_gpu_reason(); \
   } while (0)
 
+/// Whether GPU 0 takes sm_90a kernels (wgmma: the 8-bit activation families).
+inline bool has_sm90a() {
+  const auto devices = list_devices();
+  return !devices.empty() && devices[0].arch() == "sm_90a";
+}
+
 /// Rows to compare with the reference: all of them up to `full_rows`, else first, last and a
 /// random sample.
 inline std::vector<int64_t> check_rows(int64_t m, int64_t full_rows, uint64_t seed) {

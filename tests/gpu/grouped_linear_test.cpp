@@ -21,6 +21,7 @@ struct GroupedCase {
   GroupedLayout layout;
   int64_t rows;
   int top_k;
+  const char* act = "bf16";  ///< quantized: the layer quantizes the bf16 rows on the GPU
 };
 
 // Random routing of `c.rows` tokens: some ids -1, some out of range; with `remote`, an expert map
@@ -64,8 +65,8 @@ HostGroupedCall make_call(const GroupedCase& c, uint64_t seed, bool remote) {
 
 void check_case(const GroupedCase& c, uint64_t seed, bool remote = false, bool bias = false) {
   SCOPED_TRACE(::testing::Message()
-               << c.weight << " E=" << c.experts << " N=" << c.n << " K=" << c.k << " "
-               << grouped_layout_name(c.layout) << " rows=" << c.rows << " top_k=" << c.top_k
+               << c.weight << " x " << c.act << " E=" << c.experts << " N=" << c.n << " K=" << c.k
+               << " " << grouped_layout_name(c.layout) << " rows=" << c.rows << " top_k=" << c.top_k
                << (remote ? " remote" : ""));
   const auto wv = random_normal(c.experts * c.n * c.k, seed, 0.05f);
   auto w =
@@ -73,8 +74,15 @@ void check_case(const GroupedCase& c, uint64_t seed, bool remote = false, bool b
   ASSERT_TRUE(w.ok()) << w.status().to_string();
   const int64_t a_rows = c.layout == GroupedLayout::kMasked ? c.rows * c.experts : c.rows;
   const auto av = random_normal(a_rows * c.k, seed + 1, 1.0f);
-  auto a = quantize_activations(HostValues::of(av), a_rows, c.k, *ActFormat::parse("bf16"));
-  ASSERT_TRUE(a.ok());
+  auto a16 = quantize_activations(HostValues::of(av), a_rows, c.k, *ActFormat::parse("bf16"));
+  ASSERT_TRUE(a16.ok());
+  // The reference multiplies the activations quantized from the same bf16 rows.
+  const ActFormat act = *ActFormat::parse(c.act);
+  auto a = act.is_quantized()
+               ? quantize_activations(HostValues{a16->data.data(), DType::bf16(), a_rows * c.k},
+                                      a_rows, c.k, act)
+               : a16;
+  ASSERT_TRUE(a.ok()) << a.status().to_string();
   const HostGroupedCall call = make_call(c, seed + 2, remote);
   std::vector<uint8_t> bias_bytes;
   std::vector<float> bias_values;
@@ -89,7 +97,8 @@ void check_case(const GroupedCase& c, uint64_t seed, bool remote = false, bool b
   }
   LinearOptions lo;
   lo.backend = BackendKind::kJit;
-  auto run = run_grouped_on_host_data(*w, lo, a->data, call, bias_bytes);
+  lo.act = act;
+  auto run = run_grouped_on_host_data(*w, lo, a16->data, call, bias_bytes);
   ASSERT_TRUE(run.ok()) << run.status().to_string();
   EXPECT_EQ(run->backend, "jit");
   EXPECT_EQ(run->unwritten, 0) << "outputs left unwritten";
@@ -141,6 +150,30 @@ TEST(GroupedLinearGpu, LayoutsEdgeCasesAndExpertParallelism) {
   for (int64_t rows : {1, 7, 200})
     check_case({"mxfp4", 5, 1000, 2880, GroupedLayout::kMasked, rows, 1}, seed += 10);
   check_case({"e4m3/b128x128/fp32", 4, 640, 768, GroupedLayout::kMasked, 130, 1}, seed += 10);
+}
+
+// The grouped 8-bit kernels (moe_grouped_act8): the layer quantizes its bf16 rows on the GPU
+// (bit for bit as the host), then multiplies e4m3 or int8 codes; every layout, N and K that are
+// not multiples of 128, every tile size from 8 to 128 rows per expert.
+TEST(GroupedLinearGpu, QuantizedActivationsMatchReference) {
+  QGEMM_REQUIRE_GPU();
+  if (!testing::has_sm90a()) GTEST_SKIP() << "the 8-bit activation kernels need sm_90a";
+  struct Pair {
+    const char* weight;
+    const char* act;
+    int64_t k;  // 128 x 128 blocks need whole blocks along K
+  };
+  uint64_t seed = 900;
+  for (const Pair& pair : {Pair{"e4m3/channel/fp32", "e4m3/token", 1000},
+                           Pair{"e4m3/b128x128/fp32", "e4m3/g128/fp32", 1024},
+                           Pair{"int8/channel/fp32", "int8/token", 1000}}) {
+    for (int64_t tokens : {1, 3, 64, 1000})
+      check_case({pair.weight, 8, 1000, pair.k, GroupedLayout::kRouted, tokens, 2, pair.act},
+                 seed += 10, tokens == 64);
+    check_case({pair.weight, 4, 640, 768, GroupedLayout::kContiguous, 700, 1, pair.act}, seed += 10,
+               false, true);
+    check_case({pair.weight, 5, 384, 512, GroupedLayout::kMasked, 130, 1, pair.act}, seed += 10);
+  }
 }
 
 TEST(GroupedLinearGpu, EmptyCallsAndBadArguments) {

@@ -159,6 +159,13 @@ TEST(MoeLayerGpu, MatchesReferenceAndReplaysBitForBit) {
   given.router = false;
   given.remote = true;
   check_gpu_moe(given, seed += 10);
+  if (testing::has_sm90a()) {
+    // DeepSeek-V3's pair: block FP8 weights, activations quantized per 128-group on the GPU.
+    GpuMoeCase fp8{"e4m3/b128x128/fp32", 16, 512, 256, 200, {}};
+    fp8.options.linear.act = *ActFormat::parse("e4m3/g128/fp32");
+    fp8.options.top_k = 4;
+    check_gpu_moe(fp8, seed += 10);
+  }
 }
 
 }  // namespace

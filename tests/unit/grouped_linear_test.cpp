@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "api/host_run.h"
+#include "backend/device_presets.h"
 #include "backend/grouped_layer.h"
 #include "qgemm/grouped.h"
 #include "util/random.h"
@@ -127,6 +128,34 @@ TEST(GroupedLinearApi, EmptyCallsAndClearErrors) {
   ASSERT_FALSE(jit.ok()) << "jit on host memory";
   EXPECT_NE(jit.status().message().find("host memory"), std::string::npos)
       << jit.status().message();
+}
+
+// Which quantized-activation stacks the grouped 8-bit kernels take on a Hopper GPU, and why not
+// the others (so GroupedLinear says it, and verify falls back to the host).
+TEST(GroupedLinearApi, GroupedEightBitKernelsSayWhatTheyTake) {
+  LayerProblem p;
+  p.n = 1000;
+  p.k = 1000;
+  p.experts = 8;
+  p.device = 0;
+  p.device_info = *device_preset("h200");
+  p.input = DType::bf16();
+  const auto support = [&](const char* weight, const char* act) {
+    p.weight = *WeightFormat::parse(weight);
+    p.act = *ActFormat::parse(act);
+    return grouped_act8_support(p);
+  };
+  EXPECT_TRUE(support("e4m3/channel/fp32", "e4m3/token").ok);
+  EXPECT_TRUE(support("e4m3/b128x128/fp32", "e4m3/g128/fp32").ok);
+  EXPECT_TRUE(support("int8/channel/fp32", "int8/token").ok);
+  const Support tensor = support("e4m3/channel/fp32", "e4m3/tensor");
+  EXPECT_FALSE(tensor.ok);
+  EXPECT_NE(tensor.reason.find("tensor scale"), std::string::npos) << tensor.reason;
+  const Support w4a8 = support("int4/g128/bf16", "e4m3/token");
+  EXPECT_FALSE(w4a8.ok);
+  EXPECT_NE(w4a8.reason.find("e4m3 x e4m3 or int8 x int8"), std::string::npos) << w4a8.reason;
+  p.device_info = *device_preset("sm_80");
+  EXPECT_FALSE(support("e4m3/channel/fp32", "e4m3/token").ok);
 }
 
 }  // namespace

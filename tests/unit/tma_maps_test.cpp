@@ -45,7 +45,16 @@ TEST(TmaMaps, ActivationsTmaCannotReadAreClearErrors) {
   EXPECT_NE(s.message().find("lda=12"), std::string::npos) << s.to_string();
   p.lda = 16, p.m = 0;
   s = encode_tma_maps(c, p, &maps);
-  EXPECT_NE(s.message().find("m=0"), std::string::npos) << s.to_string();
+  EXPECT_NE(s.message().find("rows=0"), std::string::npos) << s.to_string();
+  // Gathered tiles count A's rows apart from the token positions, and experts of a stack.
+  MmaGemmConfig gathered = c;
+  gathered.gathered = true;
+  ASSERT_TRUE(gathered.validate().ok());
+  p.m = 5;
+  s = encode_tma_maps(gathered, p, &maps, /*a_rows=*/0, /*experts=*/4);
+  EXPECT_NE(s.message().find("rows=0"), std::string::npos) << s.to_string();
+  s = encode_tma_maps(gathered, p, &maps, /*a_rows=*/3, /*experts=*/0);
+  EXPECT_NE(s.message().find("experts=0"), std::string::npos) << s.to_string();
 }
 
 }  // namespace

@@ -191,12 +191,18 @@ void add_check_specs(const std::string& arch, SpecSet& set, std::vector<std::str
     for (const auto& [w, a] : {std::pair{"e4m3/channel/fp32", "e4m3/token"},
                                std::pair{"e4m3/b128x128/fp32", "e4m3/g128/fp32"},
                                std::pair{"int8/channel/fp32", "int8/token"}})
-      for (int64_t m : {1, 16, 32, 64, 4096})
+      for (int64_t m : {1, 16, 32, 64, 4096}) {
         set.add(
             DenseAct8Config::for_layer(*WeightFormat::parse(w), *ActFormat::parse(a), DType::bf16(),
                                        arch, m, kCheckN, kCheckK, device.multiprocessors)
                 .spec(),
             str("M ", m));
+        // Their grouped MoE form, by rows per expert.
+        set.add(moe_grouped_act8_config(*WeightFormat::parse(w), *ActFormat::parse(a),
+                                        DType::bf16(), device, m, kCheckN, kCheckK)
+                    .spec(),
+                str("moe ", m));
+      }
 }
 
 struct CheckOptions {

@@ -134,10 +134,16 @@ int run_verify(const VerifyOptions& options) {
     lo.act = af;
     lo.out = out;
     lo.backend = *backend;
-    // Grouped GPU kernels take 16-bit activations; quantized ones run on the host reference.
-    lo.device =
-        !list_devices().empty() && *backend != BackendKind::kCpu && !af.is_quantized() ? 0 : -1;
+    lo.device = !list_devices().empty() && *backend != BackendKind::kCpu ? 0 : -1;
     auto run = run_grouped_on_host_data(*w, lo, a16->data, call, {});
+    // A pair no grouped GPU kernel takes runs on the host reference under --backend auto.
+    if (!run && run.status().code() == ErrorCode::kUnsupported && lo.device == 0 &&
+        *backend == BackendKind::kAuto) {
+      std::fprintf(stderr, "qgemm verify: no GPU grouped kernel (%s); running on the host\n",
+                   run.status().message().c_str());
+      lo.device = -1;
+      run = run_grouped_on_host_data(*w, lo, a16->data, call, {});
+    }
     if (!run) return fail(run.status());
     chosen = run->backend;
     first_call_ms = run->prepare_ms;
