@@ -69,8 +69,10 @@ class GroupedImpl;
 ///   experts->prepare(max_rows);                             // compiles every kernel needed
 ///   experts->run(args);                                     // no compile, no allocation
 ///
-/// The GPU path (jit) takes fp16/bf16 activations and every weight format the dense jit path
-/// takes; quantized activations run on the cpu backend (device -1) in this version.
+/// The GPU path (jit) takes fp16/bf16 activations with every weight format the dense jit path
+/// takes, and on sm_90a 8-bit activations with token or 128-group scales (W8A8 FP8 with channel
+/// or 128 x 128 block weight scales, W8A8 INT8): `a` is then the 16-bit input, which the layer
+/// quantizes on the GPU. Other quantized-activation pairs run on the cpu backend (device -1).
 class GroupedLinear {
  public:
   static Expected<GroupedLinear> create(const QuantizedWeight& stack, const LinearOptions& options);
