@@ -28,7 +28,7 @@ from safetensors.torch import save_file
 import compressed_tensors
 from compressed_tensors.compressors import BaseCompressor
 from compressed_tensors.quantization import QuantizationArgs, QuantizationScheme
-from compressed_tensors.quantization.utils import calculate_qparams
+from compressed_tensors.quantization.utils import calculate_qparams, generate_gparam
 
 PREFIX = "model.layers.0.mlp.down_proj"
 
@@ -56,6 +56,10 @@ CASES = {
     "fp8_tensor": ("float-quantized",
                    dict(num_bits=8, type="float", symmetric=True, strategy="tensor"),
                    32, 128, torch.bfloat16),
+    "nvfp4": ("nvfp4-pack-quantized",
+              dict(num_bits=4, type="float", symmetric=True, strategy="tensor_group",
+                   group_size=16, scale_dtype=torch.float8_e4m3fn),
+              48, 256, torch.bfloat16),
     "fp8_block": ("float-quantized",
                   dict(num_bits=8, type="float", symmetric=True, strategy="block",
                        block_structure=[128, 128]),
@@ -67,7 +71,7 @@ def qparams(weight: torch.Tensor, args: QuantizationArgs):
     """Scales and zero points of `weight` for `args`, from its min and max per scale block."""
     n, k = weight.shape
     w = weight.float()
-    if args.strategy == "group":
+    if args.strategy in ("group", "tensor_group"):
         blocks = w.reshape(n, k // args.group_size, args.group_size)
         lo, hi = blocks.amin(dim=-1), blocks.amax(dim=-1)
     elif args.strategy == "channel":
@@ -81,8 +85,11 @@ def qparams(weight: torch.Tensor, args: QuantizationArgs):
         padded[:n, :k] = w
         blocks = padded.reshape(rows, bn, cols, bk).permute(0, 2, 1, 3).reshape(rows, cols, -1)
         lo, hi = blocks.amin(dim=-1), blocks.amax(dim=-1)
-    scale, zero = calculate_qparams(lo.to(weight.dtype), hi.to(weight.dtype), args)
-    return scale, zero
+    # NVFP4 (tensor_group): a global scale from the whole tensor divides the group scales.
+    global_scale = generate_gparam(w.amin(), w.amax()) if args.strategy == "tensor_group" else None
+    scale, zero = calculate_qparams(lo.to(weight.dtype), hi.to(weight.dtype), args,
+                                    global_scale=global_scale)
+    return scale, zero, global_scale
 
 
 def write_case(out: str, name: str, fmt: str, weight_args: dict, n: int, k: int, dtype,
@@ -91,8 +98,10 @@ def write_case(out: str, name: str, fmt: str, weight_args: dict, n: int, k: int,
     weight = (torch.randn(n, k) * 0.05).to(dtype)
     args = QuantizationArgs(**weight_args)
     scheme = QuantizationScheme(targets=["Linear"], weights=args)
-    scale, zero = qparams(weight, args)
+    scale, zero, global_scale = qparams(weight, args)
     state = {"weight": weight, "weight_scale": scale.to(dtype)}
+    if global_scale is not None:
+        state["weight_global_scale"] = global_scale
     if not args.symmetric:
         state["weight_zero_point"] = zero
     compressor = BaseCompressor.get_value_from_registry(fmt)

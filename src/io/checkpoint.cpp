@@ -112,6 +112,8 @@ const char* checkpoint_kind_name(CheckpointKind kind) {
       return "ModelOpt NVFP4";
     case CheckpointKind::kPackQuantized:
       return "compressed-tensors pack-quantized";
+    case CheckpointKind::kCtNvfp4:
+      return "compressed-tensors NVFP4";
     case CheckpointKind::kMxfp4Experts:
       return "MXFP4 experts";
   }
@@ -148,6 +150,9 @@ Expected<QuantizedCheckpoint> QuantizedCheckpoint::open(const std::string& path)
       auto config = pack_quantized_config(*section, path);
       if (!config) return config.status();
       c.pack = *config;
+    } else if (method == "compressed-tensors" &&
+               compressed_format(*section) == "nvfp4-pack-quantized") {
+      c.kind = CheckpointKind::kCtNvfp4;
     } else if (method == "mxfp4") {
       c.kind = CheckpointKind::kMxfp4Experts;
     } else if (method == "modelopt" &&
@@ -157,7 +162,8 @@ Expected<QuantizedCheckpoint> QuantizedCheckpoint::open(const std::string& path)
     } else {
       return unsupported(str("checkpoint '", path, "': quantization ", section->dump(),
                              " has no importer; read are gptq, awq, fp8 (DeepSeek), "
-                             "compressed-tensors float-quantized and pack-quantized, "
+                             "compressed-tensors float-quantized, pack-quantized and "
+                             "nvfp4-pack-quantized, "
                              "mxfp4 (gpt-oss experts) and modelopt NVFP4"));
     }
   } catch (const json::exception& e) {
@@ -184,6 +190,7 @@ Expected<QuantizedCheckpoint> QuantizedCheckpoint::open(const std::string& path)
           prefix = name.substr(0, name.size() - 7);
         break;
       case CheckpointKind::kPackQuantized:
+      case CheckpointKind::kCtNvfp4:
         if (ends_with(name, ".weight_packed")) prefix = name.substr(0, name.size() - 14);
         break;
       case CheckpointKind::kMxfp4Experts:
@@ -212,6 +219,8 @@ Expected<ImportedLinear> QuantizedCheckpoint::import(const std::string& prefix) 
       return import_modelopt_nvfp4_linear(files, prefix);
     case CheckpointKind::kPackQuantized:
       return import_pack_quantized_linear(files, prefix, pack);
+    case CheckpointKind::kCtNvfp4:
+      return import_ct_nvfp4_linear(files, prefix);
     case CheckpointKind::kMxfp4Experts:
       return import_gpt_oss_experts(files, prefix);
   }

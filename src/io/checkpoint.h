@@ -18,6 +18,7 @@ enum class CheckpointKind {
   kFp8,            ///< F8_E4M3 weights with weight_scale_inv (DeepSeek) or weight_scale
   kModelOptNvfp4,  ///< quant_method "modelopt", NVFP4: U8 e2m1 pairs and e4m3 scales
   kPackQuantized,  ///< compressed-tensors "pack-quantized": int32-packed integer codes
+  kCtNvfp4,        ///< compressed-tensors "nvfp4-pack-quantized": U8 e2m1 pairs, e4m3 scales
   kMxfp4Experts,   ///< quant_method "mxfp4" (gpt-oss): expert stacks of e2m1 blocks
 };
 

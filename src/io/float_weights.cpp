@@ -1,5 +1,6 @@
 #include "io/float_weights.h"
 
+#include <cmath>
 #include <cstring>
 #include <numeric>
 
@@ -66,22 +67,39 @@ Expected<ImportedLinear> import_fp8_linear(const SafetensorsCheckpoint& c,
   return out;
 }
 
-Expected<ImportedLinear> import_modelopt_nvfp4_linear(const SafetensorsCheckpoint& c,
-                                                      const std::string& prefix) {
-  auto weight = checkpoint_tensor(c, "NVFP4", prefix + ".weight", {"U8"}, 2);
-  auto scale = checkpoint_tensor(c, "NVFP4", prefix + ".weight_scale", {"F8_E4M3"}, 2);
+namespace {
+
+// An NVFP4 layer's tensors: codes U8 [N, K / 2], e4m3 scales [N, K / 16], one F32 global scale
+// that multiplies (ModelOpt) or divides (compressed-tensors) the group scales.
+struct Nvfp4Tensors {
+  const char* producer;
+  const char* codes;
+  const char* scales;
+  const char* global;
+  bool global_divides;
+};
+
+Expected<ImportedLinear> import_nvfp4_linear(const SafetensorsCheckpoint& c,
+                                             const std::string& prefix, const Nvfp4Tensors& t) {
+  auto weight = checkpoint_tensor(c, t.producer, prefix + t.codes, {"U8"}, 2);
+  auto scale = checkpoint_tensor(c, t.producer, prefix + t.scales, {"F8_E4M3"}, 2);
   if (!weight) return weight.status();
   if (!scale) return scale.status();
-  const SafetensorsTensor* global = c.find(prefix + ".weight_scale_2");
+  const SafetensorsTensor* global = c.find(prefix + t.global);
   if (global == nullptr || global->dtype != "F32" || global->elements() != 1)
-    return invalid_argument(str("NVFP4 layer: tensor '", prefix,
-                                ".weight_scale_2' must hold one F32 value (the global scale)"));
+    return invalid_argument(str(t.producer, " layer: tensor '", prefix, t.global,
+                                "' must hold one F32 value (the global scale)"));
   const SafetensorsTensor& w = **weight;
   const SafetensorsTensor& s = **scale;
   const int64_t n = w.shape[0], k = w.shape[1] * 2;
   if (k % 16 != 0 || s.shape[0] != n || s.shape[1] != k / 16)
-    return invalid_argument(str("NVFP4 layer: tensor '", prefix, ".weight_scale' has the wrong ",
-                                "shape; expected [", n, ", ", k / 16, "] for N=", n, ", K=", k));
+    return invalid_argument(str(t.producer, " layer: tensor '", prefix, t.scales,
+                                "' has the wrong shape; expected [", n, ", ", k / 16, "] for N=", n,
+                                ", K=", k));
+  float g;
+  std::memcpy(&g, global->data, 4);
+  if (!std::isfinite(g) || (t.global_divides && g == 0))
+    return invalid_argument(str(t.producer, " layer: tensor '", prefix, t.global, "' is ", g));
   ImportedLinear out;
   QuantizedWeight& q = out.weight;
   q.format = *WeightFormat::parse("nvfp4");
@@ -90,12 +108,27 @@ Expected<ImportedLinear> import_modelopt_nvfp4_linear(const SafetensorsCheckpoin
   q.codes.assign(w.data, w.data + w.bytes);
   for (int64_t i = 0; i < n * (k / 16); ++i)
     q.scales.push_back(float(decode(DType::e4m3(), s.data[i])));
-  float g;
-  std::memcpy(&g, global->data, 4);
-  q.global = {g};
-  QGEMM_RETURN_IF_ERROR(read_bias(c, "NVFP4", prefix, n, out.bias));
+  // NOTE: a dividing global scale becomes its fp32 reciprocal: the producer computes the group
+  // scale over it in fp32 (a rounding of its own), so the weights agree to fp32 rounding.
+  q.global = {t.global_divides ? static_cast<float>(1.0 / double(g)) : g};
+  QGEMM_RETURN_IF_ERROR(read_bias(c, t.producer, prefix, n, out.bias));
   QGEMM_RETURN_IF_ERROR(q.validate());
   return out;
+}
+
+}  // namespace
+
+Expected<ImportedLinear> import_modelopt_nvfp4_linear(const SafetensorsCheckpoint& c,
+                                                      const std::string& prefix) {
+  return import_nvfp4_linear(c, prefix,
+                             {"NVFP4", ".weight", ".weight_scale", ".weight_scale_2", false});
+}
+
+Expected<ImportedLinear> import_ct_nvfp4_linear(const SafetensorsCheckpoint& c,
+                                                const std::string& prefix) {
+  return import_nvfp4_linear(c, prefix,
+                             {"compressed-tensors NVFP4", ".weight_packed", ".weight_scale",
+                              ".weight_global_scale", true});
 }
 
 Expected<ImportedLinear> import_gpt_oss_experts(const SafetensorsCheckpoint& c,

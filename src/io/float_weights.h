@@ -22,6 +22,13 @@ Expected<ImportedLinear> import_fp8_linear(const SafetensorsCheckpoint& checkpoi
 Expected<ImportedLinear> import_modelopt_nvfp4_linear(const SafetensorsCheckpoint& checkpoint,
                                                       const std::string& prefix);
 
+/// Reads a compressed-tensors nvfp4-pack-quantized linear layer `prefix` (prefix.weight_packed U8
+/// [N, K / 2], the even column low; prefix.weight_scale F8_E4M3 [N, K / 16];
+/// prefix.weight_global_scale F32, one value that divides the group scales) into nvfp4, the
+/// global scale as its fp32 reciprocal.
+Expected<ImportedLinear> import_ct_nvfp4_linear(const SafetensorsCheckpoint& checkpoint,
+                                                const std::string& prefix);
+
 /// Reads a gpt-oss MXFP4 expert stack `prefix` (e.g. "model.layers.0.mlp.experts.gate_up_proj")
 /// into mxfp4 (e2m1/g32/ue8m0) weights [E, N, K], exactly:
 ///   prefix_blocks U8 [E, N, K / 32, 16]: 32 e2m1 codes a block, two a byte, the even one in the
