@@ -32,10 +32,16 @@ TEST(MoeGrouped, CompilesForEveryPlannedTileWithoutSpills) {
         auto plan = plan_moe_grouped(n, k, *WeightFormat::parse(format), DType::bf16(),
                                      DType::bf16(), device);
         ASSERT_TRUE(plan.ok()) << format << ": " << plan.status().to_string();
-        for (const MmaPlanEntry& e : *plan) {
-          EXPECT_TRUE(e.config.gathered);
-          EXPECT_FALSE(e.config.tma);
-          specs.push_back(e.config.spec());
+        auto dense = plan_mma_gemm(n, k, *WeightFormat::parse(format), DType::bf16(),
+                                   DType::bf16(), device);
+        ASSERT_TRUE(dense.ok()) << format << ": " << dense.status().to_string();
+        ASSERT_EQ(plan->size(), dense->size());
+        for (size_t i = 0; i < plan->size(); ++i) {
+          const MmaGemmConfig& c = (*plan)[i].config;
+          EXPECT_TRUE(c.gathered);
+          // The dense tile made gathered: TMA tiles stay TMA tiles (a box per gathered row).
+          EXPECT_EQ(c.tma, (*dense)[i].config.tma) << c.to_string();
+          specs.push_back(c.spec());
         }
       }
   }
