@@ -22,10 +22,9 @@ bool lists(const BenchProblem& p, const char* backend) {
 RecipeKernels recipe_kernels(const Recipe& recipe, const DeviceInfo& device) {
   RecipeKernels out;
   std::set<std::tuple<std::string, std::string, std::string>> seen;
-  auto add = [&](KernelSpec spec, std::string m_range) {
+  auto add = [&](KernelSpec spec) {
     if (!seen.insert({spec.arch, spec.name_expression, spec.source}).second) return;
     out.specs.push_back(std::move(spec));
-    out.m_ranges.push_back(std::move(m_range));
   };
   const std::string target = device.arch();
   for (const BenchProblem& p : recipe.problems) {
@@ -49,11 +48,10 @@ RecipeKernels recipe_kernels(const Recipe& recipe, const DeviceInfo& device) {
         continue;
       }
       // As the grouped 8-bit layer's prepare(max_m * top_k): every tile size up to it.
-      add(moe_tiles_spec(target), "-");
-      for (int64_t rows : {8, 16, 32, 64, 128}) {
-        add(moe_grouped_act8_config(*weight, *act, *out_type, device, rows, p.n, p.k).spec(), "-");
-        if (rows >= max_m * p.top_k) break;
-      }
+      add(moe_tiles_spec(target));
+      for (const DenseAct8Config& c :
+           moe_grouped_act8_configs(*weight, *act, *out_type, device, p.n, p.k, max_m * p.top_k))
+        add(c.spec());
       continue;
     }
     if (act->is_quantized()) {
@@ -68,11 +66,11 @@ RecipeKernels recipe_kernels(const Recipe& recipe, const DeviceInfo& device) {
         continue;
       }
       // As GroupedLinear::prepare(max_m * top_k): every bucket some call can reach.
-      add(moe_tiles_spec(target), "-");
+      add(moe_tiles_spec(target));
       int64_t lo = 1;
       for (const MmaPlanEntry& e : *plan) {
         if (lo > max_m * p.top_k) break;
-        add(e.config.spec(), "-");
+        add(e.config.spec());
         lo = e.max_m == INT64_MAX ? INT64_MAX : e.max_m + 1;
       }
       continue;
@@ -87,12 +85,10 @@ RecipeKernels recipe_kernels(const Recipe& recipe, const DeviceInfo& device) {
       if (!plan) {
         skip(str("no jit plan: ", plan.status().message()));
       } else {
-        std::vector<std::string> ranges;
-        const auto specs = plan->kernels(max_m, &ranges);
-        for (size_t i = 0; i < specs.size(); ++i) add(specs[i], ranges[i]);
+        for (KernelSpec& spec : plan->kernels(max_m)) add(std::move(spec));
       }
     }
-    if (lists(p, "qdq")) add(DequantizeConfig{*weight, act->type, target}.spec(), "-");
+    if (lists(p, "qdq")) add(DequantizeConfig{*weight, act->type, target}.spec());
   }
   return out;
 }

@@ -13,7 +13,6 @@ namespace qgemm::bench {
 /// so that they can be compiled together on every core before anything is timed.
 struct RecipeKernels {
   std::vector<KernelSpec> specs;
-  std::vector<std::string> m_ranges;  ///< the M range each dense tile kernel serves, "-" else
   std::vector<std::string> skipped;   ///< "<problem> (line L): why" for problems left out
 };
 

@@ -54,13 +54,11 @@ class GroupedAct8Layer final : public PreparedGrouped {
 
   Status prepare(int64_t max_rows) override {
     const std::string arch = problem_.device_info.arch();
+    const std::vector<DenseAct8Config> configs =
+        moe_grouped_act8_configs(problem_.weight, problem_.act, problem_.out, problem_.device_info,
+                                 problem_.n, problem_.k, max_rows);
     std::vector<KernelSpec> wanted{moe_tiles_spec(arch)};
-    std::vector<int> tile_rows;  // of wanted[1..]
-    for (int bn : {8, 16, 32, 64, 128}) {
-      wanted.push_back(config(bn).spec());
-      tile_rows.push_back(bn);
-      if (bn >= max_rows) break;
-    }
+    for (const DenseAct8Config& c : configs) wanted.push_back(c.spec());
     auto compiled = KernelCache::instance().get_all(wanted);
     for (size_t i = 0; i < wanted.size(); ++i) {
       if (!compiled[i]) return compiled[i].status();
@@ -69,7 +67,7 @@ class GroupedAct8Layer final : public PreparedGrouped {
       if (i == 0)
         tiles_kernel_ = *loaded;
       else
-        kernels_[config_index(tile_rows[i - 1])] = *loaded;
+        kernels_[config_index(configs[i - 1].block_n)] = *loaded;
     }
     if (!quantizer_) {
       auto q = GpuActQuantizer::create(problem_.act, problem_.input, arch);
@@ -91,10 +89,12 @@ class GroupedAct8Layer final : public PreparedGrouped {
   std::string describe() const override {
     std::string s;
     int64_t from = 1;
-    for (int bn : {8, 16, 32, 64, 128}) {
-      s += str(bn == 8 ? "" : "\n  ", from, bn == 128 ? "+" : str("..", bn),
-               " rows per expert: moe_grouped ", config(bn).to_string());
-      from = bn + 1;
+    for (const DenseAct8Config& c :
+         moe_grouped_act8_configs(problem_.weight, problem_.act, problem_.out, problem_.device_info,
+                                  problem_.n, problem_.k, INT64_MAX)) {
+      s += str(from == 1 ? "" : "\n  ", from, c.block_n == 128 ? "+" : str("..", c.block_n),
+               " rows per expert: moe_grouped ", c.to_string());
+      from = c.block_n + 1;
     }
     return s + str("\n  plus the GPU quantizer (", problem_.act.to_string(),
                    ") and the tile list (moe_tiles) before each call");

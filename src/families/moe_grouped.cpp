@@ -33,6 +33,18 @@ DenseAct8Config moe_grouped_act8_config(const WeightFormat& weight, const ActFor
   return c;
 }
 
+std::vector<DenseAct8Config> moe_grouped_act8_configs(const WeightFormat& weight,
+                                                      const ActFormat& act, DType out,
+                                                      const DeviceInfo& device, int64_t n,
+                                                      int64_t k, int64_t max_rows) {
+  std::vector<DenseAct8Config> configs;
+  for (int64_t rows : {8, 16, 32, 64, 128}) {
+    configs.push_back(moe_grouped_act8_config(weight, act, out, device, rows, n, k));
+    if (rows >= max_rows) break;
+  }
+  return configs;
+}
+
 int64_t moe_rows_per_expert(int64_t rows, int64_t experts) {
   if (rows <= 0) return 0;
   const int64_t reached = std::max<int64_t>(1, std::min(experts, rows));

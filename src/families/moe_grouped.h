@@ -25,6 +25,13 @@ DenseAct8Config moe_grouped_act8_config(const WeightFormat& weight, const ActFor
                                         const DeviceInfo& device, int64_t rows_per_expert,
                                         int64_t n, int64_t k);
 
+/// Every grouped 8-bit tile a layer prepared for `max_rows` rows per expert compiles: one per
+/// token tile (8, 16, 32, 64, 128 rows), smallest first, up to the first that holds max_rows.
+std::vector<DenseAct8Config> moe_grouped_act8_configs(const WeightFormat& weight,
+                                                      const ActFormat& act, DType out,
+                                                      const DeviceInfo& device, int64_t n,
+                                                      int64_t k, int64_t max_rows);
+
 /// The rows per expert a call is planned for: its rows spread over as many experts as it can
 /// reach (a routed call of 8 slots over 256 experts: 1 each; 4096 x 8 slots: 128 each).
 int64_t moe_rows_per_expert(int64_t rows, int64_t experts);
