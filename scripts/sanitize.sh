@@ -3,7 +3,9 @@
 # matrix of `qgemm verify` cases that covers every kernel family and tile kind at small sizes, on
 # the GPU machine, with binaries built elsewhere:
 #
-#   BIN=DIR scripts/sanitize.sh [TOOL...]      (DIR holds `qgemm`; default: all four tools)
+#   BIN=DIR [CASES=REGEX] scripts/sanitize.sh [TOOL...]
+#
+# DIR holds `qgemm`; the tools default to all four; CASES keeps the cases whose name matches.
 #
 # Each case must pass its check against the CPU reference under the tool too. Prints one line per
 # (tool, case) with the tool's error count and writes each tool's full report to
@@ -39,7 +41,13 @@ wgmma_wide_float_zero|--weight uint7/g128/fp32/zp_fp32 --m 64 --n 512 --k 1024
 wide_token_tail|--weight mxfp4 --m 600 --n 1000 --k 1536 --bias
 expand_handoff|--weight int3/g128/bf16 --m 300 --n 512 --k 1024
 qdq_backend|--weight nvfp4 --m 70 --n 520 --k 1024 --backend qdq
-odd_shape|--weight e4m3/b128x128/fp32 --m 33 --n 4100 --k 2048 --bias"
+odd_shape|--weight e4m3/b128x128/fp32 --m 33 --n 4100 --k 2048 --bias
+act8_fp8_token|--weight e4m3/channel/fp32 --act e4m3/token --m 200 --n 1000 --k 1000
+act8_fp8_block|--weight e4m3/b128x128/fp32 --act e4m3/g128/fp32 --m 7 --n 640 --k 1024
+act8_int8_token|--weight int8/channel/fp32 --act int8/token --m 64 --n 520 --k 1536 --bias
+moe_routed_decode|--weight int4/g128/bf16 --experts 8 --topk 2 --m 3 --n 1000 --k 1024 --reduce
+moe_routed_tma|--weight int4/g128/bf16 --experts 4 --topk 2 --m 600 --n 512 --k 1024
+moe_routed_act8|--weight e4m3/channel/fp32 --act e4m3/token --experts 4 --topk 2 --m 300 --n 640 --k 768"
 
 tools=("$@")
 [ ${#tools[@]} -eq 0 ] && tools=(memcheck racecheck synccheck initcheck)
@@ -51,6 +59,7 @@ for tool in "${tools[@]}"; do
   : > "$log"
   while IFS='|' read -r name args; do
     [ -z "$name" ] && continue
+    [[ "$name" =~ ${CASES:-.} ]] || continue
     echo "==== $tool $name: qgemm verify $args" >> "$log"
     # shellcheck disable=SC2086
     "$tool_bin" --tool "$tool" "${extra[@]}" --error-exitcode 99 "$BIN/qgemm" verify $args \

@@ -38,7 +38,7 @@ RecipeKernels recipe_kernels(const Recipe& recipe, const DeviceInfo& device) {
       skip("formats do not parse");
       continue;
     }
-    const bool jit = lists(p, "jit") || lists(p, "jit-pdl");
+    const bool jit = lists(p, "jit") || lists(p, "jit-pdl") || lists(p, "jit-act-order");
     const int64_t max_m = *std::max_element(p.m.begin(), p.m.end());
     if (p.experts > 0 && act->is_quantized()) {
       if (!jit) continue;

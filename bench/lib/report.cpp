@@ -202,7 +202,7 @@ std::string render_plot(const BenchReport& r) {
       std::map<int64_t, double> intensity;  // flops per byte of the quantized format, by M
       for (const ResultRow* row : rows_of[problem])
         if ((row->backend == "jit" || row->backend == "jit-pdl" || row->backend == "jit-q16" ||
-             row->backend == "qdq") &&
+             row->backend == "jit-act-order" || row->backend == "qdq") &&
             row->status == "ok")
           intensity[row->m] = row->flops / row->bytes;
       for (const auto& [m, flops_per_byte] : intensity) {

@@ -4,7 +4,9 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <numeric>
 #include <optional>
+#include <random>
 
 #include "api/host_run.h"
 #include "backend/cublaslt_gemm.h"
@@ -81,7 +83,7 @@ std::vector<double> backend_weight_bytes(const QuantizedWeight& w,
   const double elements = double(std::max<int64_t>(w.experts, 1)) * w.n * w.k;
   std::vector<double> bytes;
   for (const std::string& b : backends) {
-    if (b == "jit" || b == "jit-pdl" || b == "jit-q16" || b == "qdq")
+    if (b == "jit" || b == "jit-pdl" || b == "jit-q16" || b == "jit-act-order" || b == "qdq")
       bytes.push_back(double(w.storage_bytes()));
     if (b == "cublas-bf16") bytes.push_back(2.0 * elements);
     if (b == "cublas-fp8") bytes.push_back(elements);
@@ -128,9 +130,18 @@ struct LinearSet {
   int64_t device_bytes = 0;
 };
 
+// The act-order permutation "jit-act-order" layers get: a random one of K, fixed by the seed.
+std::vector<int32_t> random_k_order(int64_t k, uint64_t seed) {
+  std::vector<int32_t> order(k);
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937_64 rng(seed);
+  std::shuffle(order.begin(), order.end(), rng);
+  return order;
+}
+
 Expected<LinearSet> build_linear_set(const QuantizedWeight& w, const ActFormat& af, DType out,
                                      BackendKind kind, bool programmatic, int64_t max_m,
-                                     int64_t rotate) {
+                                     int64_t rotate, const std::vector<int32_t>& k_order) {
   QGEMM_RETURN_IF_ERROR(use_device(0));
   LinearSet set;
   const DeviceMemoryTaken taken;
@@ -140,6 +151,7 @@ Expected<LinearSet> build_linear_set(const QuantizedWeight& w, const ActFormat& 
   lo.out = out;
   lo.backend = kind;
   lo.programmatic_launch = programmatic;
+  lo.k_order = k_order;
   for (int i = 0; i < set.copies; ++i) {
     const auto t0 = Clock::now();
     auto layer = Linear::create(w, lo);
@@ -153,15 +165,26 @@ Expected<LinearSet> build_linear_set(const QuantizedWeight& w, const ActFormat& 
 }
 
 // `from16`: the layer gets the bf16 input and quantizes it itself (the time includes it).
+// `k_order`: the layers are act-order ones; they get the activations in the model's order
+// (stored column j is input feature k_order[j]) and gather them back (the time includes it).
 Status measure_linear(Case& c, LinearSet& set, const Recipe& recipe, ResultRow& row,
-                      bool from16 = false) {
+                      bool from16 = false, const std::vector<int32_t>& k_order = {}) {
   const CudaDriver* d = *cuda_driver();
   row.copies = set.copies;
   row.launches = c.launches;
   row.l2_resident = set.copies == kMaxCopies;
   const DeviceMemoryTaken taken;  // by this run's buffers
-  auto a = from16 ? DeviceBuffer::upload(c.a16.data(), c.a16.size() * 2)
-                  : DeviceBuffer::upload(c.a.data.data(), c.a.data.size());
+  std::vector<uint8_t> model_order;
+  if (!k_order.empty()) {
+    model_order.resize(c.a.data.size());
+    const int64_t k = c.w.k;
+    for (int64_t r = 0; r < c.a.m; ++r)
+      for (int64_t j = 0; j < k; ++j)
+        std::memcpy(&model_order[(r * k + k_order[j]) * 2], &c.a.data[(r * k + j) * 2], 2);
+  }
+  auto a = from16            ? DeviceBuffer::upload(c.a16.data(), c.a16.size() * 2)
+           : k_order.empty() ? DeviceBuffer::upload(c.a.data.data(), c.a.data.size())
+                             : DeviceBuffer::upload(model_order.data(), model_order.size());
   auto a_scales = DeviceBuffer::upload(c.a.scales.data(), c.a.scales.size() * 4);
   auto a_global = DeviceBuffer::upload(c.a.global.data(), c.a.global.size() * 4);
   const size_t out_bytes = size_t(c.a.m) * c.w.n * ((c.out.bits + 7) / 8);
@@ -512,14 +535,22 @@ Expected<BenchReport> run_recipe(const Recipe& recipe, const RunOptions& options
       // programmatically, so each timed launch overlaps the end of the one before it (what
       // back-to-back layers, or neighbours that trigger their dependents early, give).
       // "jit-q16" passes bf16 input that the layer quantizes (quantized activation formats).
-      const bool jit = backend == "jit" || backend == "jit-pdl" || backend == "jit-q16";
+      // "jit-act-order" gives the layer a random act-order permutation of K (a GPTQ desc_act
+      // layer), which it gathers before its GEMM (16-bit activations); it launches
+      // programmatically, as layers do by default, so compare it with "jit-pdl".
+      const bool jit = backend == "jit" || backend == "jit-pdl" || backend == "jit-q16" ||
+                       backend == "jit-act-order";
+      const std::vector<int32_t> k_order = backend == "jit-act-order" && !af.is_quantized()
+                                               ? random_k_order(p.k, recipe.seed)
+                                               : std::vector<int32_t>{};
       if (runnable && gpu_backend && moe) {
         progress.set_detail(str(p.name, " ", backend, ": building the expert stack"));
         grouped = build_grouped_backend(backend, *w, af, out, max_m * p.top_k);
       } else if (runnable && (jit || backend == "qdq")) {
         progress.set_detail(str(p.name, " ", backend, ": building layers"));
         linear = build_linear_set(*w, af, out, jit ? BackendKind::kJit : BackendKind::kQdq,
-                                  backend == "jit-pdl", max_m, report.rotate_bytes);
+                                  backend == "jit-pdl" || backend == "jit-act-order", max_m,
+                                  report.rotate_bytes, k_order);
       } else if (runnable && (backend == "cublas-bf16" || backend == "cublas-fp8")) {
         progress.set_detail(str(p.name, " ", backend, ": uploading weights"));
         cublas = build_cublas_set(*w, backend == "cublas-fp8", report.rotate_bytes);
@@ -549,9 +580,13 @@ Expected<BenchReport> run_recipe(const Recipe& recipe, const RunOptions& options
         } else if (linear) {
           if (backend == "jit-q16" && !af.is_quantized())
             s = Status(ErrorCode::kUnsupported, "jit-q16: the activations are not quantized");
+          else if (backend == "jit-act-order" && af.is_quantized())
+            s = Status(ErrorCode::kUnsupported,
+                       "jit-act-order: act-order layers are timed with 16-bit activations");
           else
-            s = linear->ok() ? measure_linear(c, **linear, recipe, row, backend == "jit-q16")
-                             : linear->status();
+            s = linear->ok()
+                    ? measure_linear(c, **linear, recipe, row, backend == "jit-q16", k_order)
+                    : linear->status();
           if (jit) row.plan = jit_plan_source(p, wf, af, out, report.device);
           if (backend == "jit-pdl" && settings().no_programmatic_launch)
             row.note = "QGEMM_NO_PDL=1: launched plainly";

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "qgemm/format.h"
 #include "qgemm/quantized.h"
@@ -45,6 +46,12 @@ struct LinearOptions {
   /// (which only create() writes), and waits for that kernel before it reads the activations
   /// or writes anything. False (or QGEMM_NO_PDL=1) launches plainly.
   bool programmatic_launch = true;
+  /// Act-order weights (GPTQ desc_act, imported with their K permuted so that groups are
+  /// contiguous): stored column c multiplies input feature k_order[c]. run() takes activations
+  /// in the model's order and gathers their columns into the stored order first (a pass over
+  /// the activations into the workspace). Empty: K is in order. With quantized `act`, run()
+  /// takes 16-bit activations only (the layer quantizes the gathered ones).
+  std::vector<int32_t> k_order;
 };
 
 /// A CUDA stream: the pointer type of both CUstream and cudaStream_t, so either passes as it is

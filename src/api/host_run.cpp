@@ -26,12 +26,28 @@ std::vector<double> decode_output(DType out, const std::vector<uint8_t>& bytes) 
 
 Expected<HostRun> run_linear_on_host_data(const QuantizedWeight& w, const QuantizedActivations& a,
                                           const std::vector<uint8_t>& bias, DType out,
-                                          BackendKind backend, int device) {
+                                          BackendKind backend, int device,
+                                          const std::vector<int32_t>& k_order) {
   LinearOptions lo;
   lo.act = a.format;
   lo.out = out;
   lo.backend = backend;
   lo.device = device;
+  lo.k_order = k_order;
+  // An act-order layer receives the model's order: stored column c is input feature k_order[c].
+  std::vector<uint8_t> model_order;
+  if (!k_order.empty()) {
+    if (a.format.is_quantized() || int64_t(k_order.size()) != w.k)
+      return invalid_argument(
+          str("run_linear_on_host_data: act-order runs take 16-bit "
+              "activations and a k_order of K=",
+              w.k, " entries"));
+    model_order.resize(a.data.size());
+    for (int64_t row = 0; row < a.m; ++row)
+      for (int64_t c = 0; c < w.k; ++c)
+        std::memcpy(&model_order[(row * w.k + k_order[c]) * 2], &a.data[(row * w.k + c) * 2], 2);
+  }
+  const std::vector<uint8_t>& a_data = k_order.empty() ? a.data : model_order;
   if (device >= 0) QGEMM_RETURN_IF_ERROR(use_device(device));
   HostRun result;
   const auto t0 = std::chrono::steady_clock::now();
@@ -47,7 +63,7 @@ Expected<HostRun> run_linear_on_host_data(const QuantizedWeight& w, const Quanti
   args.m = a.m;
   if (device < 0) {
     std::vector<uint8_t> workspace(layer->workspace_bytes(a.m));
-    args.a = a.data.data();
+    args.a = a_data.data();
     if (!a.scales.empty())
       args.a_scales =
           ActScales::of(a.format, a.scales.data(), a.global.empty() ? nullptr : a.global.data());
@@ -57,7 +73,7 @@ Expected<HostRun> run_linear_on_host_data(const QuantizedWeight& w, const Quanti
     args.workspace_bytes = workspace.size();
     QGEMM_RETURN_IF_ERROR(layer->run(args));
   } else {
-    auto d_a = DeviceBuffer::upload(a.data.data(), a.data.size());
+    auto d_a = DeviceBuffer::upload(a_data.data(), a_data.size());
     auto d_s = DeviceBuffer::upload(a.scales.data(), a.scales.size() * 4);
     auto d_b = DeviceBuffer::upload(bias.data(), bias.size());
     auto d_c = DeviceBuffer::upload(c.data(), out_bytes);  // NaN poison: 0xff bytes

@@ -22,9 +22,13 @@ struct HostRun {
 /// Builds a Linear for `w`, copies `a` (and `bias`, raw bytes of the output type) to the device,
 /// poisons C with NaN, runs once and copies C back. device -1 runs on host memory.
 /// Used by `qgemm verify`, the GPU tests and the benchmark's correctness check.
+/// With `k_order` (16-bit activations), the layer is an act-order one: `a` holds the columns in
+/// the weight's stored order (as the reference reads them) and the layer receives them in the
+/// model's order (stored column c is input feature k_order[c]), which it gathers back.
 Expected<HostRun> run_linear_on_host_data(const QuantizedWeight& w, const QuantizedActivations& a,
                                           const std::vector<uint8_t>& bias, DType out,
-                                          BackendKind backend, int device);
+                                          BackendKind backend, int device,
+                                          const std::vector<int32_t>& k_order = {});
 
 /// A grouped call's routing in host memory (the layout's own fields of GroupedArgs).
 struct HostGroupedCall {

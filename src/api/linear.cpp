@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "api/router.h"
+#include "backend/act_order.h"
 #include "backend/backend.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -18,6 +19,7 @@ class LinearImpl {
   LayerProblem problem;
   Route route;
   std::unique_ptr<PreparedLayer> layer;
+  std::unique_ptr<ActOrder> order;  ///< act-order layers only
   int64_t prepared_tokens = 0;
 };
 
@@ -122,6 +124,11 @@ Expected<Linear> Linear::create_checked(const QuantizedWeight& weight,
     log_once(str("qgemm: ", backend_name(impl->route.answers.front().kind), " cannot run ",
                  p.to_string(), " (", impl->route.answers.front().support.reason, "); using ",
                  backend_name(impl->route.chosen->kind())));
+  if (!options.k_order.empty()) {
+    auto order = ActOrder::create(options.k_order, weight.k, options.device);
+    if (!order) return invalid_argument(str("qgemm::Linear: ", order.status().message()));
+    impl->order = std::make_unique<ActOrder>(std::move(*order));
+  }
   return Linear(impl);
 }
 
@@ -131,12 +138,15 @@ Status Linear::prepare(int64_t max_tokens) {
         str("qgemm::Linear::prepare: max_tokens=", max_tokens, " must be positive"));
   QGEMM_RETURN_IF_ERROR(out_of_memory_as_status("qgemm::Linear::prepare",
                                                 [&] { return impl_->layer->prepare(max_tokens); }));
+  if (impl_->order) QGEMM_RETURN_IF_ERROR(impl_->order->prepare(impl_->problem.device_info.arch()));
   impl_->prepared_tokens = std::max(impl_->prepared_tokens, max_tokens);
   return Status();
 }
 
 size_t Linear::workspace_bytes(int64_t m) const {
-  return m > 0 ? impl_->layer->workspace_bytes(m) : 0;
+  if (m <= 0) return 0;
+  // Act-order layers: the gathered activations first, then the backend's workspace.
+  return (impl_->order ? impl_->order->workspace_bytes(m) : 0) + impl_->layer->workspace_bytes(m);
 }
 
 namespace {
@@ -201,7 +211,21 @@ Status Linear::run(const LinearArgs& args) const {
     return invalid_argument(str(where, ": m=", args.m, " needs a workspace of ", need,
                                 " bytes, got ", args.workspace_bytes,
                                 args.workspace ? "" : " (null pointer)"));
-  return out_of_memory_as_status("qgemm::Linear::run", [&] { return impl_->layer->run(args); });
+  if (!impl_->order)
+    return out_of_memory_as_status("qgemm::Linear::run", [&] { return impl_->layer->run(args); });
+  if (args.a_scales.data != nullptr)
+    return invalid_argument(str(where, ": an act-order layer (k_order) takes 16-bit activations, ",
+                                "which it gathers and then quantizes itself; a_scales.data must be "
+                                "null"));
+  // Gather the columns into the workspace's head, then run on them with the rest.
+  const size_t gathered = impl_->order->workspace_bytes(args.m);
+  QGEMM_RETURN_IF_ERROR(impl_->order->gather(args.a, args.m, args.workspace, args.stream,
+                                             impl_->options.programmatic_launch));
+  LinearArgs inner = args;
+  inner.a = args.workspace;
+  inner.workspace = need > gathered ? static_cast<char*>(args.workspace) + gathered : nullptr;
+  inner.workspace_bytes = args.workspace_bytes - gathered;
+  return out_of_memory_as_status("qgemm::Linear::run", [&] { return impl_->layer->run(inner); });
 }
 
 int64_t Linear::n() const { return impl_->problem.n; }

@@ -44,6 +44,38 @@ TEST(LinearGpu, CpuFallbackFromDeviceMemory) {
   EXPECT_LE(r->cmp.rel_frobenius, 5e-3);
 }
 
+// Act-order layers (LinearOptions::k_order) gather the model-order activations on the GPU: the
+// same bits as the layer without k_order on activations in the stored order, for the decode,
+// mid and large-M kernels; poisoned outputs all written.
+TEST(LinearGpu, ActOrderGatherGivesTheBitsOfTheStoredOrder) {
+  QGEMM_REQUIRE_GPU();
+  const int64_t n = 520, k = 1024;
+  std::vector<int32_t> order(k);
+  for (int64_t c = 0; c < k; ++c) order[c] = static_cast<int32_t>((c * 389 + 7) % k);
+  for (const auto& [weight, act] :
+       {std::pair{"uint4/g128/fp16/zp", "fp16"}, std::pair{"int4/g128/bf16", "bf16"}})
+    for (int64_t m : {1, 40, 300}) {
+      SCOPED_TRACE(str(weight, " x ", act, " M=", m));
+      const WeightFormat wf = *WeightFormat::parse(weight);
+      auto w = quantize_weights(HostValues::of(random_normal(n * k, 31 + m, 0.05f)), 1, n, k, wf);
+      ASSERT_TRUE(w.ok()) << w.status().to_string();
+      auto a = quantize_activations(HostValues::of(random_normal(m * k, 32 + m, 1.0f)), m, k,
+                                    *ActFormat::parse(act));
+      ASSERT_TRUE(a.ok());
+      auto plain = run_linear_on_host_data(*w, *a, {}, DType::bf16(), BackendKind::kJit, 0);
+      auto ordered =
+          run_linear_on_host_data(*w, *a, {}, DType::bf16(), BackendKind::kJit, 0, order);
+      ASSERT_TRUE(plain.ok()) << plain.status().to_string();
+      ASSERT_TRUE(ordered.ok()) << ordered.status().to_string();
+      EXPECT_EQ(ordered->unwritten, 0);
+      EXPECT_EQ(plain->backend, ordered->backend);
+      EXPECT_EQ(plain->c, ordered->c);
+      auto ref = reference_gemm(*a, *w);
+      ASSERT_TRUE(ref.ok());
+      EXPECT_LE(compare(*ref, ordered->c).rel_frobenius, 5e-3);
+    }
+}
+
 TEST(LinearGpu, RunUnderGraphCaptureNeverCompiles) {
   QGEMM_REQUIRE_GPU();
   const int64_t m = 48, n = 384, k = 1024;

@@ -246,6 +246,10 @@ TEST(BenchRecipeTest, GridRecipeCoversEveryFormatAndM) {
   }
   Expected<Recipe> act = load_recipe((root / "bench/recipes/quantized_act.yaml").string());
   ASSERT_TRUE(act.ok()) << act.status().to_string();
+  // Act-order layers are timed against the same layers launched the same way.
+  Expected<Recipe> order = load_recipe((root / "bench/recipes/act_order.yaml").string());
+  ASSERT_TRUE(order.ok()) << order.status().to_string();
+  EXPECT_EQ(order->backends, (std::vector<std::string>{"jit-pdl", "jit-act-order", "cublas-bf16"}));
 }
 
 TEST(BenchRecipeTest, LoadRecipeReportsMissingFile) {
@@ -275,8 +279,9 @@ TEST(BenchRecipeTest, RejectsBadTopLevelValues) {
       {"name: x\nrotate_mb: 1.5\n", "test.yaml:2: key 'rotate_mb' must be an"},
       {"name: [a]\n", "test.yaml:1: key 'name' must be a string, got a list"},
       {"name: x\nbackends: [jit, cublas]\n",
-       "test.yaml:2: backend 'cublas' is not known; accepted: jit, jit-pdl, jit-q16, qdq, "
-       "cpu, cublas-bf16, cublas-fp8"},
+       "test.yaml:2: backend 'cublas' is not known; accepted: jit, jit-pdl, jit-q16, "
+       "jit-act-order, "
+       "qdq, cpu, cublas-bf16, cublas-fp8"},
       {"name: x\nbackends: jit\n", "test.yaml:2: key 'backends' must be a"},
       {"name: x\nbackends: [jit, jit]\n", "test.yaml:2: key 'backends' lists"},
   });

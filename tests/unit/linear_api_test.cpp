@@ -180,5 +180,64 @@ TEST(LinearApi, SixteenBitInputIsQuantizedByTheLayer) {
   }
 }
 
+// Act-order layers (LinearOptions::k_order) take activations in the model's order: the same bits
+// as the layer without k_order run on the activations gathered by hand, for 16-bit and for
+// quantized activations (which the layer then quantizes after gathering). Bad orders and
+// pre-quantized input are clear errors.
+TEST(LinearApi, ActOrderLayersGatherTheModelsColumns) {
+  const int64_t m = 3, n = 40, k = 256;
+  const std::vector<float> values = random_normal(m * k, 8, 1.0f);
+  std::vector<int32_t> order(k);
+  for (int64_t c = 0; c < k; ++c) order[c] = static_cast<int32_t>((c * 97 + 13) % k);
+  std::vector<uint16_t> input(m * k), gathered(m * k);
+  for (int64_t i = 0; i < m * k; ++i)
+    input[i] = static_cast<uint16_t>(encode(DType::bf16(), values[i]));
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t c = 0; c < k; ++c) gathered[r * k + c] = input[r * k + order[c]];
+  const auto w = *quantize_weights(HostValues::of(random_normal(n * k, 1, 0.05f)), 1, n, k,
+                                   *WeightFormat::parse("int4/g128/bf16"));
+  for (const char* act : {"bf16", "e4m3/g128/fp32"}) {
+    SCOPED_TRACE(act);
+    LinearOptions options;
+    options.device = -1;
+    options.act = *ActFormat::parse(act);
+    auto plain = Linear::create(w, options);
+    options.k_order = order;
+    auto ordered = Linear::create(w, options);
+    ASSERT_TRUE(plain.ok() && ordered.ok()) << ordered.status().to_string();
+    ASSERT_TRUE(plain->prepare(m).ok() && ordered->prepare(m).ok());
+    EXPECT_EQ(ordered->workspace_bytes(m), plain->workspace_bytes(m) + 256 * 6);
+    std::vector<uint16_t> want(m * n, 0xffff), got(m * n, 0x7fff);
+    std::vector<uint8_t> workspace(ordered->workspace_bytes(m));
+    LinearArgs args{m, gathered.data(), {}, nullptr, want.data(), nullptr, 0, nullptr};
+    ASSERT_TRUE(plain->run(args).ok());
+    args.a = input.data();
+    args.c = got.data();
+    args.workspace = workspace.data();
+    args.workspace_bytes = workspace.size();
+    ASSERT_TRUE(ordered->run(args).ok());
+    EXPECT_EQ(want, got);
+    if (options.act.is_quantized()) {
+      std::vector<float> scales(m * k / 128, 1.0f);
+      args.a_scales = ActScales::of(options.act, scales.data());
+      const Status s = ordered->run(args);
+      EXPECT_NE(s.message().find("a_scales.data must be null"), std::string::npos) << s.message();
+    }
+  }
+  LinearOptions options;
+  options.device = -1;
+  options.k_order = order;
+  options.k_order.pop_back();
+  EXPECT_NE(Linear::create(w, options).status().message().find("k_order has 255 entries"),
+            std::string::npos);
+  options.k_order = order;
+  options.k_order[5] = options.k_order[4];
+  EXPECT_NE(Linear::create(w, options).status().message().find("repeats an earlier entry"),
+            std::string::npos);
+  options.k_order[5] = -1;
+  EXPECT_NE(Linear::create(w, options).status().message().find("k_order[5] = -1 is outside"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace qgemm

@@ -90,10 +90,10 @@ void add_bench_command(CLI::App& app, const std::string& command_line) {
                   "Write the JSON report here (also after each problem while the run goes on, "
                   "marked \"complete\": false, so a run stopped early keeps what it finished)");
   cmd->add_option("--plot", o->plot, "Write an SVG plot (TFLOPS against M) here");
-  cmd->add_option(
-      "--backend", o->backends,
-      "Comma-separated backends to run instead of the recipe's: jit, jit-pdl, jit-q16, qdq, cpu, "
-      "cublas-bf16, cublas-fp8");
+  cmd->add_option("--backend", o->backends,
+                  "Comma-separated backends to run instead of the recipe's: jit, jit-pdl, jit-q16, "
+                  "jit-act-order, qdq, cpu, "
+                  "cublas-bf16, cublas-fp8");
   cmd->add_flag("--no-peaks", o->no_peaks, "Skip measuring copy bandwidth and cuBLAS peaks");
   cmd->callback([o, command_line] {
     const int rc = run_bench(*o, command_line);

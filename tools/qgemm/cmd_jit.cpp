@@ -8,6 +8,7 @@
 #include <tuple>
 #include <vector>
 
+#include "backend/act_order.h"
 #include "backend/device_presets.h"
 #include "bench/lib/recipe.h"
 #include "bench/lib/recipe_kernels.h"
@@ -178,6 +179,7 @@ void add_check_specs(const std::string& arch, SpecSet& set, std::vector<std::str
     set.add(moe_activation_spec(t, arch));
     set.add(moe_reduce_spec(t, arch));
   }
+  set.add(act_gather_spec(arch));
   for (const char* w : kCheckDequant)
     set.add(DequantizeConfig{*WeightFormat::parse(w), DType::bf16(), arch}.spec());
   // The GPU activation quantizers (every target) and the 8-bit-activation tiles (sm_90a) of

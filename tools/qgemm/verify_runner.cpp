@@ -103,8 +103,9 @@ int run_verify(const VerifyOptions& options) {
     w = quantize_weights(HostValues::of(w_values), experts, o.n, o.k, wf);
   }
   if (!w) return fail(w.status());
-  // Act-order layers store K in k_order's order: random activations are as random in either
-  // order, and the layer and the reference both read them in the stored one.
+  // Act-order layers store K in k_order's order. The reference reads the activations in that
+  // order; the layer receives them in the model's order and gathers them back itself (16-bit
+  // activations; quantized ones are passed in the stored order).
   const auto a_values = random_normal(o.m * o.k, o.seed + 1, 1.0f);
   auto a = quantize_activations(HostValues::of(a_values), o.m, o.k, af);
   if (!a) return fail(a.status());
@@ -180,7 +181,9 @@ int run_verify(const VerifyOptions& options) {
       }
     }
     const int device = !list_devices().empty() && *backend != BackendKind::kCpu ? 0 : -1;
-    auto run = run_linear_on_host_data(*w, *a, bias_bytes, out, *backend, device);
+    const bool act_order = imported && !imported->k_order.empty() && !af.is_quantized();
+    auto run = run_linear_on_host_data(*w, *a, bias_bytes, out, *backend, device,
+                                       act_order ? imported->k_order : std::vector<int32_t>{});
     if (!run) return fail(run.status());
     chosen = run->backend;
     first_call_ms = run->prepare_ms;
@@ -205,7 +208,10 @@ int run_verify(const VerifyOptions& options) {
   } else {
     if (imported)
       std::printf("layer      %s of %s%s\n", o.layer.c_str(), o.checkpoint.c_str(),
-                  imported->k_order.empty() ? "" : " (act-order: K in the checkpoint's order)");
+                  imported->k_order.empty() ? ""
+                  : af.is_quantized()
+                      ? " (act-order: quantized activations passed in K's stored order)"
+                      : " (act-order: the layer gathers K from the model's order)");
     std::printf(
         "problem    %s%s  M=%lld N=%lld K=%lld\n", moe ? "MoE " : "dense ",
         moe ? str("E=", o.experts, " top-k=", o.top_k, o.reduce ? " reduced" : "").c_str() : "",
