@@ -49,6 +49,10 @@ Status validate_grouped_options(const QuantizedWeight& w, const LinearOptions& o
   QGEMM_RETURN_IF_ERROR(o.act.validate());
   if (Status k_ok = o.act.check_shape(w.k); !k_ok.ok())
     return invalid_argument(str("qgemm::GroupedLinear: ", k_ok.message()));
+  if (!o.k_order.empty())
+    return unsupported(
+        "qgemm::GroupedLinear: act-order expert stacks (LinearOptions::k_order) are not "
+        "supported; act-order is a dense Linear option");
   if (!(o.input == DType::bf16() || o.input == DType::fp16()))
     return invalid_argument(str("qgemm::GroupedLinear: input type ", o.input.name(),
                                 " is not supported; accepted: bf16, fp16"));

@@ -1,9 +1,13 @@
 // qgemm inspect CHECKPOINT: the quantized linear layers of a checkpoint, their formats as read,
-// and the kernels that would run them.
+// and the kernels that would run them; with --load, every layer built on the GPU as a server
+// loads a model (read, pack, upload), timed, with the host memory it took.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backend/device_presets.h"
@@ -11,6 +15,8 @@
 #include "io/checkpoint.h"
 #include "plan/jit_kernel_plan.h"
 #include "qgemm/device.h"
+#include "qgemm/grouped.h"
+#include "qgemm/linear.h"
 #include "util/error.h"
 
 namespace qgemm::cli {
@@ -20,7 +26,111 @@ struct InspectOptions {
   std::string path;
   std::vector<int64_t> m = {1, 16, 256, 4096};
   std::string arch;
+  bool load = false;
 };
+
+// This process's resident anonymous memory (heap, not the checkpoint's file mapping), bytes.
+int64_t anonymous_rss_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("RssAnon:", 0) == 0) return std::stoll(line.substr(8)) * 1024;  // kB
+  return -1;
+}
+
+// The largest anonymous RSS seen while it lives, sampled every 5 ms on a thread.
+class AnonymousPeak {
+ public:
+  AnonymousPeak() : base_(anonymous_rss_bytes()), peak_(base_) {
+    thread_ = std::thread([this] {
+      while (!stop_) {
+        peak_ = std::max<int64_t>(peak_, anonymous_rss_bytes());
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    });
+  }
+  ~AnonymousPeak() { stop(); }
+  void stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  /// Peak above what the process held when sampling started.
+  int64_t above_start() const { return peak_ - base_; }
+
+ private:
+  int64_t base_;
+  std::atomic<int64_t> peak_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// --load: every layer imported and built on GPU 0 (packed and uploaded, kernels not compiled),
+// kept until the end as a server keeps them.
+int load_on_gpu(const QuantizedCheckpoint& checkpoint) {
+  if (list_devices().empty()) {
+    std::fprintf(stderr, "qgemm inspect --load: %s\n", no_gpu_reason().c_str());
+    return 2;
+  }
+  std::vector<Linear> dense;
+  std::vector<GroupedLinear> stacks;
+  double import_seconds = 0, build_seconds = 0;
+  int64_t largest_bf16_bytes = 0, weight_bytes = 0;
+  const auto start = std::chrono::steady_clock::now();
+  AnonymousPeak peak;
+  for (size_t i = 0; i < checkpoint.layers.size(); ++i) {
+    const std::string& name = checkpoint.layers[i];
+    auto t = std::chrono::steady_clock::now();
+    auto imported = checkpoint.import(name);
+    import_seconds += seconds_since(t);
+    if (!imported) {
+      std::fprintf(stderr, "qgemm inspect --load: %s: %s\n", name.c_str(),
+                   imported.status().message().c_str());
+      return 2;
+    }
+    const QuantizedWeight& w = imported->weight;
+    largest_bf16_bytes = std::max(largest_bf16_bytes, w.experts * w.n * w.k * 2);
+    weight_bytes += w.storage_bytes();
+    LinearOptions lo;
+    lo.device = 0;
+    lo.k_order = imported->k_order;
+    t = std::chrono::steady_clock::now();
+    Status built;
+    if (w.experts > 1) {
+      auto layer = GroupedLinear::create(w, lo);
+      if (layer) stacks.push_back(std::move(*layer));
+      built = layer.status();
+    } else {
+      auto layer = Linear::create(w, lo);
+      if (layer) dense.push_back(std::move(*layer));
+      built = layer.status();
+    }
+    build_seconds += seconds_since(t);
+    if (!built.ok()) {
+      std::fprintf(stderr, "qgemm inspect --load: %s: %s\n", name.c_str(),
+                   built.message().c_str());
+      return 2;
+    }
+    std::fprintf(stderr, "\rqgemm inspect --load: %zu/%zu layers, %.1f s", i + 1,
+                 checkpoint.layers.size(), seconds_since(start));
+  }
+  const double total = seconds_since(start);
+  peak.stop();
+  std::fprintf(stderr, "\n");
+  std::printf(
+      "loaded   %zu layers (%.2f GB of quantized weights) onto GPU 0 in %.2f s: read %.2f s, pack "
+      "and upload %.2f s (kernels not compiled: `qgemm jit warm` or prepare())\n",
+      checkpoint.layers.size(), weight_bytes / 1e9, total, import_seconds, build_seconds);
+  std::printf(
+      "memory   peak host memory above the file mapping %.2f GB (sampled RssAnon), %.2fx the "
+      "largest layer as bf16 (%.1f MB)\n",
+      peak.above_start() / 1e9, double(peak.above_start()) / std::max<int64_t>(largest_bf16_bytes, 1),
+      largest_bf16_bytes / 1e6);
+  return 0;
+}
 
 int run_inspect(const InspectOptions& o) {
   auto fail = [](const Status& s) {
@@ -75,7 +185,7 @@ int run_inspect(const InspectOptions& o) {
   // One layer at a time: the host holds the file mapping and one imported layer.
   std::printf("read     %zu layers into the canonical layout in %.2f s (largest %.1f MB as bf16)\n",
               checkpoint->layers.size(), import_seconds, largest_bf16_bytes / 1e6);
-  return 0;
+  return o.load ? load_on_gpu(*checkpoint) : 0;
 }
 
 }  // namespace
@@ -88,6 +198,9 @@ void add_inspect_command(CLI::App& app) {
       ->required();
   cmd->add_option("--m", o->m, "Token counts to show the kernels of")->delimiter(',');
   cmd->add_option("--arch", o->arch, "Plan for a described GPU (sm_80, sm_90a, h200, ...)");
+  cmd->add_flag("--load", o->load,
+                "Then build every layer on GPU 0 as a server loads a model (read, pack, upload; "
+                "no kernel compile): the time and the peak host memory above the file mapping");
   cmd->callback([o] {
     const int rc = run_inspect(*o);
     if (rc != 0) throw CLI::RuntimeError(rc);
