@@ -1,8 +1,10 @@
+#include <atomic>
 #include <cmath>
 
 #include "format/half.h"
 #include "qgemm/quantized.h"
 #include "util/error.h"
+#include "util/parallel.h"
 
 namespace qgemm {
 
@@ -91,12 +93,22 @@ Status check(const QuantizedWeight& w, int64_t first, int64_t last) {
   if (int64_t(global.size()) != want_global)
     return invalid_argument(str("quantized weight: ", global.size(), " global scales, format ",
                                 format.to_string(), " needs ", want_global));
-  const int64_t table = want_scales / experts;
-  for (int64_t i = first * table; i < last * table; ++i) {
-    if (!std::isfinite(scales[i]) || round_to(format.scale_type, scales[i]) != scales[i])
-      return invalid_argument(str("quantized weight: scale #", i, " = ", scales[i],
-                                  " is not a finite ", format.scale_type.name(), " value"));
-  }
+  // Every scale a finite value of the scale type; on all cores (a checkpoint's layers are
+  // checked at load), reporting the first one that is not.
+  const int64_t table = want_scales / experts, begin = first * table, end = last * table;
+  std::atomic<int64_t> bad{end};
+  parallel_for(end - begin, 1 << 16, [&](int64_t chunk_begin, int64_t chunk_end) {
+    for (int64_t i = begin + chunk_begin; i < begin + chunk_end && i < bad; ++i)
+      if (!std::isfinite(scales[i]) || round_to(format.scale_type, scales[i]) != scales[i]) {
+        int64_t seen = bad;
+        while (i < seen && !bad.compare_exchange_weak(seen, i)) {
+        }
+        return;
+      }
+  });
+  if (bad < end)
+    return invalid_argument(str("quantized weight: scale #", int64_t(bad), " = ", scales[bad],
+                                " is not a finite ", format.scale_type.name(), " value"));
   for (int64_t e = first; e < last && !global.empty(); ++e) {
     if (!std::isfinite(global[e]))
       return invalid_argument(str("quantized weight: global scale ", global[e], " is not finite"));
