@@ -62,16 +62,19 @@ Expected<ImportedLinear> import_gptq_linear(const SafetensorsCheckpoint& c,
   bool reordered = false;
   for (int64_t i = 0; i < k; ++i) reordered |= order[i] != i;
 
-  // Zero points: v1 stores each minus one.
+  // Zero points: v1 stores each minus one, subtracted from the packed word as a whole (GPTQModel
+  // and AutoGPTQ pack them so: a zero point of 0 borrows from the next field); adding a one to
+  // every field of the word undoes it exactly, as GPTQModel's own loader does.
+  uint32_t v1_ones = 0;
+  for (int j = 0; j < per_word && !config.v2; ++j) v1_ones |= 1u << (bits * j);
   std::vector<int32_t> zeros(groups * n);
-  bool symmetric = true, wide_zero = false;
+  bool symmetric = true;
   for (int64_t g = 0; g < groups; ++g)
     for (int64_t col = 0; col < n; ++col) {
-      const uint32_t word = word_at(qz, g * qz.shape[1] + col / per_word);
-      int32_t z = int32_t((word >> (bits * (col % per_word))) & mask) + (config.v2 ? 0 : 1);
+      const uint32_t word = word_at(qz, g * qz.shape[1] + col / per_word) + v1_ones;
+      const int32_t z = int32_t((word >> (bits * (col % per_word))) & mask);
       zeros[g * n + col] = z;
       symmetric &= z == (1 << (bits - 1));
-      wide_zero |= z > int32_t(mask);
     }
 
   ImportedLinear out;
@@ -81,7 +84,7 @@ Expected<ImportedLinear> import_gptq_linear(const SafetensorsCheckpoint& c,
   f.group_k = config.group_size > 0 ? config.group_size : 0;
   f.scale_type = sc.dtype == "BF16" ? DType::bf16() : DType::fp16();
   if (!symmetric) {
-    f.zero_point = wide_zero ? ZeroPointKind::kFloat : ZeroPointKind::kInteger;
+    f.zero_point = ZeroPointKind::kInteger;
     f.zero_type = DType::fp16();
   }
   QuantizedWeight& w = out.weight;

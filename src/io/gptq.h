@@ -16,7 +16,8 @@ struct GptqConfig {
   int group_size = 128;   ///< columns of K per scale; -1: one scale per output channel
   bool desc_act = false;  ///< act-order: g_idx assigns the columns of K to groups
   /// checkpoint_format "gptq_v2": zero points stored as they are. The original format ("gptq")
-  /// stores each zero point minus one.
+  /// stores them minus one, subtracted from each packed word as a whole (a 0 borrows from the
+  /// next field).
   bool v2 = false;
 };
 
@@ -35,8 +36,8 @@ struct ImportedLinear {
 
 /// Reads the GPTQ linear layer `prefix` (tensors prefix.qweight, .qzeros, .scales, optional
 /// .g_idx and .bias) into the canonical layout, exactly: symmetric layers (every zero point
-/// 2^(bits-1)) become intN codes, the others uintN codes with integer zero points (or float ones
-/// where a v1 zero point wraps to 2^bits), fp16 scales as they are. Errors name the tensor.
+/// 2^(bits-1)) become intN codes, the others uintN codes with integer zero points, fp16 scales
+/// as they are. Errors name the tensor.
 ///
 /// Layout read (GPTQ, AutoGPTQ / GPTQModel):
 ///   qweight [K * bits / 32, N] int32: row r holds K rows 32/bits * r .. , value j in bits

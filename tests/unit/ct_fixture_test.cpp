@@ -11,27 +11,14 @@
 #include "io/checkpoint.h"
 #include "io/safetensors.h"
 #include "qgemm/dtype.h"
+#include "fixture_codes.h"
 #include "unit_test_util.h"
 
 namespace qgemm {
 namespace {
 
-// Element i of a 16- or 32-bit float tensor, as its raw code.
-uint32_t code_at(const SafetensorsTensor& t, int64_t i) {
-  uint32_t code = 0;
-  std::memcpy(&code, t.data + i * (t.dtype == "F32" ? 4 : 2), t.dtype == "F32" ? 4 : 2);
-  return code;
-}
-
-uint32_t encoded(const std::string& dtype, double v) {
-  if (dtype == "F32") {
-    const float f = static_cast<float>(v);
-    uint32_t code = 0;
-    std::memcpy(&code, &f, 4);
-    return code;
-  }
-  return static_cast<uint32_t>(encode(dtype == "BF16" ? DType::bf16() : DType::fp16(), v));
-}
+using testing::code_at;
+using testing::encoded;
 
 TEST(CompressedTensorsFixtures, ImportedWeightsEqualTheProducersDecompression) {
   const auto root = testing::repo_root() / "tests" / "fixtures" / "compressed_tensors";

@@ -63,12 +63,16 @@ void write_gptq(const fs::path& path, const GptqLayer& l, bool v2, bool with_g_i
   for (int64_t kk = 0; kk < l.k; ++kk)
     for (int64_t nn = 0; nn < l.n; ++nn)
       qweight[(kk / per_word) * l.n + nn] |= l.q[kk * l.n + nn] << (l.bits * (kk % per_word));
-  const uint32_t mask = (1u << l.bits) - 1;
+  // Zero points packed as meant; v1 then subtracts a one from every field of the packed word as
+  // one 32-bit subtraction (GPTQModel and AutoGPTQ do), so a zero point of 0 borrows.
+  uint32_t ones = 0;
+  for (int j = 0; j < per_word; ++j) ones |= 1u << (l.bits * j);
   for (int64_t g = 0; g < l.k / l.group; ++g)
-    for (int64_t nn = 0; nn < l.n; ++nn) {
-      const uint32_t stored = uint32_t(l.zeros[g * l.n + nn] - (v2 ? 0 : 1)) & mask;
-      qzeros[g * (l.n / per_word) + nn / per_word] |= stored << (l.bits * (nn % per_word));
-    }
+    for (int64_t nn = 0; nn < l.n; ++nn)
+      qzeros[g * (l.n / per_word) + nn / per_word] |= uint32_t(l.zeros[g * l.n + nn])
+                                                      << (l.bits * (nn % per_word));
+  if (!v2)
+    for (uint32_t& word : qzeros) word -= ones;
   std::vector<Tensor> tensors = {
       int32_tensor("layer.qweight", {l.k / per_word, l.n}, qweight),
       int32_tensor("layer.qzeros", {l.k / l.group, l.n / per_word}, qzeros),
@@ -129,12 +133,13 @@ TEST_F(GptqImport, ActOrderBecomesContiguousGroupsAndAColumnOrder) {
                "int4/g128/fp16");
 }
 
-TEST_F(GptqImport, AVersionOneZeroPointOfZeroWrapsToTwoToTheBits) {
-  // v1 stores z - 1: a zero point of 0 is stored as 2^bits - 1 and reads back as 2^bits, which
-  // no uint4 code holds: it becomes a float zero point, exactly.
+TEST_F(GptqImport, AVersionOneZeroPointOfZeroBorrowsFromTheNextField) {
+  // v1 subtracts the ones from the packed word as a whole: a zero point of 0 is stored as
+  // 2^bits - 1 and its neighbour one lower; read back, both are what they were.
   GptqLayer l = random_layer(4, 32, 128, 128, false, false, 7);
-  l.zeros[5] = 16;
-  expect_exact(l, {4, 128, false, false}, false, "uint4/g128/fp16/zp_fp16");
+  l.zeros[5] = 0;
+  l.zeros[7] = 0;  // the last field of its word: the borrow leaves the word
+  expect_exact(l, {4, 128, false, false}, false, "uint4/g128/fp16/zp");
 }
 
 TEST_F(GptqImport, MalformedLayersAreClearErrors) {
