@@ -391,14 +391,14 @@ struct MmaGemm {
   /// outside the operands (read as zeros).
   static constexpr int kStageTmaBytes =
       kWeightBytes + kActBytes + (kGroups ? kScaleBytes + kZeroBytes : 0);
-  /// The copy warpgroup's loop of kTma tiles, run by one thread (lane 0 of its first warp):
-  /// each stage's boxes, announced on `full` by one arrival with their byte count. Gathered
-  /// tiles run it on the whole warp: a gathered tile's rows are not one box, so each lane
-  /// boxes its rows one by one (TMA's 128-byte swizzle follows the shared-memory address, so
-  /// a row lands where the tile's box would have put it).
+  /// The copy warpgroup's loop of kTma tiles, run by one thread (thread `tid` 0 of the
+  /// warpgroup): each stage's boxes, announced on `full` by one arrival with their byte count.
+  /// Gathered tiles run it on the whole warpgroup: a gathered tile's rows are not one box, so
+  /// thread 0 boxes the weights and tables only and every thread copies its activation chunks
+  /// by cp.async (as the cp.async tiles do), arriving on `full` when they land.
   static QGEMM_DEVICE void copy_stages_tma(const MmaGemmParams& p, const MmaGemmMaps* maps,
                                            const Work& w, u64* full, u64* empty, u8* smem,
-                                           int lane);
+                                           int tid);
 
   /// A barrier over the compute threads (warps 0 .. kWarps - 1); the copy warpgroup of the
   /// warp-specialized kernel has left by then.

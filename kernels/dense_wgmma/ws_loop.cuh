@@ -27,7 +27,9 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run_ws(const MmaGemmParams& p, const MmaGemmMaps
   const Work w = make_work(p);
   if (threadIdx.x == 0) {
     for (int s = 0; s < Cfg::kStages; ++s) {
-      mbarrier_init(&full[s], kTma ? 1 : kLoadThreads);
+      // TMA tiles: one arrival announcing the boxes' bytes; gathered ones add one cp.async
+      // arrival per copy thread (their activation rows).
+      mbarrier_init(&full[s], kTma ? (kGathered ? 1 + kLoadThreads : 1) : kLoadThreads);
       mbarrier_init(&empty[s], kWarps / kWarpsK);  // one warpgroup along K computes a stage
     }
   }
@@ -39,7 +41,7 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run_ws(const MmaGemmParams& p, const MmaGemmMaps
     if constexpr (kThreads == 384) setmaxnreg_dec<kCopyRegs>();
     const int tid = threadIdx.x - kConsumerThreads;
     if constexpr (kTma) {
-      if (kGathered ? tid < 32 : tid == 0) {
+      if (kGathered || tid == 0) {
         copy_stages_tma(p, maps, w, full, empty, smem, tid);
       } else {
         allow_dependent_launch();
@@ -137,16 +139,15 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run_ws(const MmaGemmParams& p, const MmaGemmMaps
 template <class Cfg>
 QGEMM_DEVICE void MmaGemm<Cfg>::copy_stages_tma(const MmaGemmParams& p, const MmaGemmMaps* maps,
                                                 const Work& w, u64* full, u64* empty, u8* smem,
-                                                int lane) {
-  // Gathered tiles: lane l boxes token rows l, l + 32, ... of the tile (row of A, or -1 past the
-  // tile's rows); a stage announces the rows it copies only. Expert e's tiles start at row
-  // p.map_tile0 of the stacked weight and table maps.
-  constexpr int kLaneRows = kGathered ? kBlockM / 32 : 1;
-  int a_row[kLaneRows];
+                                                int tid) {
+  // Gathered tiles: thread 0 boxes the weights and tables (expert e's tiles start at row
+  // p.map_tile0 of the stacked maps) and announces their bytes; every copy thread then copies
+  // its share of the gathered activation rows by cp.async and arrives when they land. One TMA
+  // box per gathered row (128 bytes) ran 3-10x slower than these copies (docs/design.md).
   int stage_bytes = kStageTmaBytes;
   int n_row0 = w.n_tile0;
   if constexpr (kGathered) {
-    stage_bytes -= (kBlockM - min(kBlockM, p.m - w.m0)) * kStageK * 2;
+    stage_bytes -= kActBytes;
     n_row0 += p.map_tile0;
   }
   // Boxes of codes and tables are in 32-bit elements, a row per 16-row tile (tma_maps.h).
@@ -165,53 +166,43 @@ QGEMM_DEVICE void MmaGemm<Cfg>::copy_stages_tma(const MmaGemmParams& p, const Mm
                     &full[it % Cfg::kStages]);
     }
   };
-  auto copy_acts = [&](int it) {
-    u8* act = smem + (it % Cfg::kStages) * kStageBytes + kWeightBytes;
-    const int k0 = (w.unit_begin + it * kUnits) * kUnitK;
-    if constexpr (kGathered) {
-#pragma unroll
-      for (int i = 0; i < kLaneRows; ++i) {
-        if (a_row[i] < 0) continue;
-#pragma unroll
-        for (int slab = 0; slab < kStageK / 64; ++slab)
-          tma_load_2d(act + slab * kSlabBytes + (lane + 32 * i) * 128, &maps->act,
-                      k0 + slab * 64, a_row[i], &full[it % Cfg::kStages]);
-      }
-    } else {
-#pragma unroll
-      for (int slab = 0; slab < kStageK / 64; ++slab)
-        tma_load_2d(act + slab * kSlabBytes, &maps->act, k0 + slab * 64, w.m0,
-                    &full[it % Cfg::kStages]);
-    }
-  };
-  // Lane 0 announces a stage's bytes before any lane's box of it lands.
   auto announce_and_copy_weights = [&](int it) {
-    if (!kGathered || lane == 0) {
+    if (tid == 0) {
       mbarrier_arrive_expect_tx(&full[it % Cfg::kStages], stage_bytes);
       copy_weights(it);
     }
-    if constexpr (kGathered) __syncwarp();
   };
   // The first stage's weights go before the wait for the previous kernel (run() says why); the
-  // single arrival announces all of the stage's bytes, so its phase waits for the activations
-  // issued after the wait too.
+  // single arrival announces all of the stage's box bytes, so its phase waits for the
+  // activations issued after the wait too (boxes, or the gathered rows' arrivals).
   if (w.iters > 0) announce_and_copy_weights(0);
   allow_dependent_launch();
   grid_dependency_wait();
   if constexpr (kGathered) {
-#pragma unroll
-    for (int i = 0; i < kLaneRows; ++i) {
-      const int r = lane + 32 * i;
-      a_row[i] = w.m0 + r < p.m ? p.rows[w.m0 + r] / p.a_div : -1;
-    }
-  }
-  for (int it = 0; it < w.iters; ++it) {
-    const int slot = it % Cfg::kStages;
-    if (it > 0) {
+    const Loader loader = make_loader(p, w.n_tile0, w.m0, tid);
+    for (int it = 0; it < w.iters; ++it) {
+      const int slot = it % Cfg::kStages;
       if (it >= Cfg::kStages) mbarrier_wait(&empty[slot], (it / Cfg::kStages - 1) & 1);
-      announce_and_copy_weights(it);
+      if (it > 0) announce_and_copy_weights(it);
+      load_stage_acts(p, loader, smem + slot * kStageBytes, w.unit_begin + it * kUnits,
+                      w.unit_end, tid);
+      cp_async_arrive(&full[slot]);
     }
-    copy_acts(it);
+    cp_async_commit();
+    cp_async_wait<0>();
+  } else {
+    for (int it = 0; it < w.iters; ++it) {
+      const int slot = it % Cfg::kStages;
+      if (it > 0) {
+        if (it >= Cfg::kStages) mbarrier_wait(&empty[slot], (it / Cfg::kStages - 1) & 1);
+        announce_and_copy_weights(it);
+      }
+      u8* act = smem + slot * kStageBytes + kWeightBytes;
+      const int k0 = (w.unit_begin + it * kUnits) * kUnitK;
+#pragma unroll
+      for (int slab = 0; slab < kStageK / 64; ++slab)
+        tma_load_2d(act + slab * kSlabBytes, &maps->act, k0 + slab * 64, w.m0, &full[slot]);
+    }
   }
 }
 

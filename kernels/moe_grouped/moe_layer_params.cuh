@@ -9,7 +9,8 @@ namespace qgemm {
 /// Threads per block of the routing, activation and reduce kernels.
 constexpr int kMoeLayerThreads = 256;
 
-/// moe_route_kernel: one thread per token.
+/// moe_route_kernel: one warp per token, so at most 64 x 32 experts (a lane's taken mask).
+constexpr int kMoeRouteMaxExperts = 2048;
 struct MoeRouteParams {
   const float* logits;  ///< [tokens][routing.experts] fp32
   const float* bias;    ///< [routing.experts] correction bias, or null

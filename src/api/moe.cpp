@@ -194,6 +194,10 @@ Status MoE::run(const MoeArgs& args) const {
       (r.top_k > global || global % r.groups != 0 || r.top_k > r.top_groups * (global / r.groups)))
     return invalid_argument(str(where, ": top_k=", r.top_k, " of ", global, " experts in ",
                                 r.groups, " groups (", r.top_groups, " kept) cannot be chosen"));
+  if (logits && m.gpu && global > kMoeRouteMaxExperts)
+    return invalid_argument(str(where, ": router logits over ", global,
+                                " experts; the GPU routing takes up to ", kMoeRouteMaxExperts,
+                                " (pass topk_ids and topk_weights instead)"));
   if (args.tokens > m.prepared_tokens)
     return invalid_argument(str(where, ": tokens=", args.tokens,
                                 " exceed prepare(max_tokens=", m.prepared_tokens, ")"));
@@ -235,9 +239,10 @@ Status MoE::run(const MoeArgs& args) const {
     if (logits) {
       MoeRouteParams p{
           args.router_logits, args.correction_bias, r, static_cast<i32>(args.tokens), ids, weights};
+      constexpr int kTokensPerBlock = kMoeLayerThreads / 32;  // a warp per token
       QGEMM_RETURN_IF_ERROR(launch(
-          m.route, static_cast<unsigned>((args.tokens + kMoeLayerThreads - 1) / kMoeLayerThreads),
-          1, 1, p, stream));
+          m.route, static_cast<unsigned>((args.tokens + kTokensPerBlock - 1) / kTokensPerBlock), 1,
+          1, p, stream));
     }
     QGEMM_RETURN_IF_ERROR(m.w13.run(first));
     MoeActivationParams a{static_cast<const u16*>(first.c),

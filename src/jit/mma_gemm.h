@@ -48,8 +48,9 @@ struct MmaGemmConfig {
   /// maps the launch passes; jit/tma_maps.h) instead of per-thread cp.async (MmaGemm::kTma).
   bool tma = false;
   /// Grouped MoE tiles (kernels/moe_grouped): each token tile has its expert, and token rows are
-  /// gathered from A and scattered to C through a position list (MmaGemm::kGathered). Not with
-  /// TMA stage copies; launched with K unsplit and without programmatic launch.
+  /// gathered from A and scattered to C through a position list (MmaGemm::kGathered). With TMA,
+  /// the weights come by TMA and the gathered rows by cp.async; launched with K unsplit and
+  /// without programmatic launch.
   bool gathered = false;
   std::string arch = "sm_80";
 

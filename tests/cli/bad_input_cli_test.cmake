@@ -27,6 +27,7 @@ set(cases
   "unknown device preset 'sm_99'|plan|--n|64|--k|128|--weight|int4/g128|--arch|sm_99"
   "--m takes positive token counts|plan|--n|64|--k|128|--weight|int4/g128|--m|0"
   "--n and --k must be positive|plan|--n|0|--k|128|--weight|int4/g128"
+  "needs --topk in 1..4|plan|--n|64|--k|128|--weight|int4/g128|--arch|sm_90a|--experts|4|--topk|9"
   "--max-kernels must be at least 1|tune|--n|64|--k|128|--weight|int4/g128|--max-kernels|0"
   "unknown part 'q'|tune|--n|64|--k|128|--weight|int4/g128|--m|1|--tiles|w4x1 q"
   "of host memory|tune|--n|8192|--k|8192|--weight|int4/g128|--m|100000000"

@@ -70,3 +70,13 @@ if(NOT rc EQUAL 0 OR NOT stdout MATCHES "act-order" OR NOT stdout MATCHES "uint4
    OR NOT stdout MATCHES "result     PASS")
   message(FATAL_ERROR "qgemm verify --checkpoint exited with ${rc}\n${stdout}\n${stderr}")
 endif()
+
+# The plan of an expert stack: the gathered tile per rows per expert, no GPU needed.
+execute_process(
+  COMMAND ${QGEMM} plan --arch sm_90a --n 4096 --k 14336 --weight int4/g128/bf16 --experts 8
+          --topk 2 --m 1,4096
+  RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
+if(NOT rc EQUAL 0 OR NOT stdout MATCHES "M=1 +1 rows per expert hit: .* moe sm_90a"
+   OR NOT stdout MATCHES "M=4096 +1024 rows per expert hit: .* ws .* moe sm_90a")
+  message(FATAL_ERROR "qgemm plan --experts exited with ${rc}\n${stdout}\n${stderr}")
+endif()

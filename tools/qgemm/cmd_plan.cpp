@@ -9,7 +9,9 @@
 #include "api/router.h"
 #include "backend/cublaslt_library.h"
 #include "backend/device_presets.h"
+#include "backend/grouped_layer.h"
 #include "commands.h"
+#include "families/moe_grouped.h"
 #include "jit/kernel_cache.h"
 #include "jit/kernel_loader.h"
 #include "layer_formats.h"
@@ -45,6 +47,43 @@ double compile_all(KernelCache& cache, const std::vector<KernelSpec>& specs, int
   failed = 0;
   for (const auto& r : cache.get_all(specs, 1)) failed += r.ok() ? 0 : 1;
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// An expert stack (GroupedLinear): the gathered tiles by rows per expert, one launch over every
+// expert (routed layout: M tokens times top-k slots spread over the experts).
+int plan_grouped(const PlanOptions& o, LayerProblem p) {
+  if (o.top_k < 1 || o.top_k > o.experts)
+    return fail(invalid_argument(str("--experts ", o.experts, " needs --topk in 1..", o.experts)));
+  p.experts = o.experts;
+  const Support jit = grouped_jit_support(p);
+  std::printf("layer    expert stack E=%lld, top-k=%d (GroupedLinear, routed)\n",
+              (long long)o.experts, o.top_k);
+  if (!jit.ok) {
+    std::printf("backend  cpu (the jit grouped kernels: %s)\n", jit.reason.c_str());
+    return 0;
+  }
+  std::printf("backend  jit: one tile-list kernel, then one gathered GEMM launch per call\n");
+  std::vector<MmaPlanEntry> plan;
+  if (!p.act.is_quantized()) {
+    auto planned = plan_moe_grouped(p.n, p.k, p.weight, p.act.type, p.out, p.device_info);
+    if (!planned) return fail(planned.status());
+    plan = std::move(*planned);
+  }
+  for (int64_t m : o.m) {
+    const int64_t rows = moe_rows_per_expert(m * o.top_k, o.experts);
+    std::string tile;
+    if (p.act.is_quantized()) {
+      tile = moe_grouped_act8_config(p.weight, p.act, p.out, p.device_info, rows, p.n, p.k)
+                 .to_string();
+    } else {
+      size_t b = 0;
+      while (b + 1 < plan.size() && rows > plan[b].max_m) ++b;
+      tile = plan[b].config.to_string();
+    }
+    std::printf("  M=%-6lld %lld rows per expert hit: %s\n", (long long)m, (long long)rows,
+                tile.c_str());
+  }
+  return 0;
 }
 
 int run_plan(const PlanOptions& o) {
@@ -83,13 +122,7 @@ int run_plan(const PlanOptions& o) {
               p.device_info.name.c_str(), p.device_info.arch().c_str(),
               p.device_info.multiprocessors, (long long)(p.device_info.smem_per_block >> 10),
               o.arch.empty() ? "" : "; described by --arch");
-  if (o.experts > 0) {
-    std::printf(
-        "backend  cpu: MoE layers (E=%lld, top-k=%d) run on the CPU reference in this "
-        "version; the GPU backends have no MoE kernels yet\n",
-        (long long)o.experts, o.top_k);
-    return 0;
-  }
+  if (o.experts > 0) return plan_grouped(o, p);
 
   auto r = route(p, BackendKind::kAuto);
   if (!r) return fail(r.status());
