@@ -119,6 +119,8 @@ Expected<MmaPackedWeight> pack_mma(const QuantizedWeight& w, int64_t expert, DTy
       }
       first[r * unit_k + kk + 1] = static_cast<int32_t>(pieces.size());
     }
+  // Codes that never split across words (4- and 8-bit): one piece each, in (r, kk) order.
+  const bool single_piece = int64_t(pieces.size()) == 16 * unit_k;
   uint32_t stored[256];
   for (uint32_t c = 0; c < (1u << p.bits); ++c) stored[c] = stored_code(f, c);
   parallel_for(p.n_tiles, 4, [&](int64_t begin, int64_t end) {
@@ -139,8 +141,20 @@ Expected<MmaPackedWeight> pack_mma(const QuantizedWeight& w, int64_t expert, DTy
           have -= p.bits;
         }
         const int r = static_cast<int>(row % 16);
+        uint32_t* tile_words = p.codes.data() + nt * p.k_units * unit_words;
+        if (single_piece) {
+          // Each code is one piece: a shift into one word of its unit.
+          const Piece* e = pieces.data() + first[r * unit_k];
+          for (int64_t col0 = 0; col0 < w.k; col0 += unit_k, tile_words += unit_words) {
+            const int count = static_cast<int>(std::min<int64_t>(unit_k, w.k - col0));
+            const uint8_t* u = row_codes.data() + col0;
+            for (int kk = 0; kk < count; ++kk)
+              tile_words[e[kk].word] |= uint32_t(u[kk]) << e[kk].bit;
+          }
+          continue;
+        }
         for (int64_t unit = 0, col = 0; col < w.k; ++unit) {
-          uint32_t* words = p.codes.data() + (nt * p.k_units + unit) * unit_words;
+          uint32_t* words = tile_words + unit * unit_words;
           const Piece* e = pieces.data();
           for (int kk = 0; kk < unit_k && col < w.k; ++kk, ++col) {
             const uint32_t u = row_codes[col];
@@ -162,26 +176,36 @@ Expected<MmaPackedWeight> pack_mma(const QuantizedWeight& w, int64_t expert, DTy
     const bool float_zero = f.zero_point == ZeroPointKind::kFloat;
     if (f.has_zero_points())
       p.zeros.assign(int64_t(p.n_tiles) * p.groups * 8 * (float_zero ? 2 : 1), 0u);
-    // Table groups lie inside one format group each (K is a multiple of both).
+    // Table groups lie inside one format group each (K is a multiple of both). Rows r and r + 8
+    // of a 16-row tile share words, so tiles are the unit of parallel work; a zero point outside
+    // the half type's range is reported for the first tile that has one.
     const int64_t real_groups = whole_row ? 1 : w.k / p.group_k;
-    for (int64_t row = 0; row < w.n; ++row)
-      for (int64_t gi = 0; gi < real_groups; ++gi) {
-        const int64_t si = w.scale_index(expert, row, whole_row ? 0 : gi * p.group_k);
-        const int64_t at = (row / 16 * p.groups + gi) * 8 + row % 8;
-        const bool upper = (row % 16) >= 8;
-        if (words_per_pair == 2) {
-          std::memcpy(&p.scales[2 * at + (upper ? 1 : 0)], &w.scales[si], 4);
-        } else {
-          p.scales[at] |= encode(p.scale_type, w.scales[si]) << (upper ? 16 : 0);
-        }
-        if (float_zero) {
-          std::memcpy(&p.zeros[2 * at + (upper ? 1 : 0)], &w.zeros[si], 4);
-        } else if (f.has_zero_points()) {
-          auto z = to_half(half_type, w.zeros[si], "zero point");
-          if (!z) return z.status();
-          p.zeros[at] |= uint32_t(*z) << (upper ? 16 : 0);
-        }
-      }
+    std::vector<Status> tile_errors(p.n_tiles);
+    parallel_for(p.n_tiles, 16, [&](int64_t begin, int64_t end) {
+      for (int64_t nt = begin; nt < end; ++nt)
+        for (int64_t row = nt * 16; row < std::min<int64_t>(w.n, nt * 16 + 16); ++row)
+          for (int64_t gi = 0; gi < real_groups; ++gi) {
+            const int64_t si = w.scale_index(expert, row, whole_row ? 0 : gi * p.group_k);
+            const int64_t at = (row / 16 * p.groups + gi) * 8 + row % 8;
+            const bool upper = (row % 16) >= 8;
+            if (words_per_pair == 2) {
+              std::memcpy(&p.scales[2 * at + (upper ? 1 : 0)], &w.scales[si], 4);
+            } else {
+              p.scales[at] |= encode(p.scale_type, w.scales[si]) << (upper ? 16 : 0);
+            }
+            if (float_zero) {
+              std::memcpy(&p.zeros[2 * at + (upper ? 1 : 0)], &w.zeros[si], 4);
+            } else if (f.has_zero_points()) {
+              auto z = to_half(half_type, w.zeros[si], "zero point");
+              if (!z) {
+                tile_errors[nt] = z.status();
+                return;
+              }
+              p.zeros[at] |= uint32_t(*z) << (upper ? 16 : 0);
+            }
+          }
+    });
+    for (const Status& e : tile_errors) QGEMM_RETURN_IF_ERROR(e);
   }
   // Channel, tensor (without zero points) and global scales: one fp32 factor per row, applied
   // after the MMA.
