@@ -240,6 +240,19 @@ def autogptq_case(folder: str, bits: int, group_size: int, sym: bool, desc_act: 
     return expected
 
 
+def write_awq_layer(folder: str, module, config: dict, group_size: int, dequantize,
+                    second_dequantize, disagreement: str) -> torch.Tensor:
+    """Writes an AWQ GEMM module's tensors and config, then dequantizes what was written with the
+    producer's own function, checked against the other producer's reading of the same layout."""
+    tensors = {key: getattr(module, key) for key in ("qweight", "qzeros", "scales")}
+    write_checkpoint(folder, tensors, config)
+    t = read_layer(folder)
+    expected = dequantize(t["qweight"], t["qzeros"], t["scales"], 4, group_size).T
+    second = second_dequantize(t["qweight"], t["qzeros"], t["scales"], 4, group_size).T
+    assert torch.equal(second, expected), disagreement
+    return expected
+
+
 def autoawq_case(folder: str, group_size: int, zero_point: bool, n: int, k: int, dtype,
                  seed: int) -> torch.Tensor:
     from awq.modules.linear.gemm import WQLinear_GEMM
@@ -254,17 +267,11 @@ def autoawq_case(folder: str, group_size: int, zero_point: bool, n: int, k: int,
     module = WQLinear_GEMM.from_linear(linear, 4, group_size, init_only=False,
                                        scales=scales.t().contiguous(),
                                        zeros=zeros.t().contiguous())
-    tensors = {key: getattr(module, key) for key in ("qweight", "qzeros", "scales")}
     # AwqConfig.to_transformers_dict(), as save_quantized writes it into config.json.
     config = {"quant_method": "awq", "zero_point": zero_point, "group_size": group_size, "bits": 4,
               "version": "gemm", "modules_to_not_convert": None}
-    write_checkpoint(folder, tensors, config)
-
-    t = read_layer(folder)
-    expected = dequantize_gemm(t["qweight"], t["qzeros"], t["scales"], 4, group_size).T
-    second = gm_dequantize(t["qweight"], t["qzeros"], t["scales"], 4, group_size).T
-    assert torch.equal(second, expected), "GPTQModel's dequantize_gemm disagrees with AutoAWQ's"
-    return expected
+    return write_awq_layer(folder, module, config, group_size, dequantize_gemm, gm_dequantize,
+                           "GPTQModel's dequantize_gemm disagrees with AutoAWQ's")
 
 
 def gptqmodel_awq_case(folder: str, group_size: int, sym: bool, n: int, k: int, dtype,
@@ -286,15 +293,8 @@ def gptqmodel_awq_case(folder: str, group_size: int, sym: bool, n: int, k: int, 
                             in_features=k, out_features=n, bias=False, pack_dtype=torch.int32,
                             register_buffers=False)
     module.pack(linear, scales, zeros)
-    tensors = {key: getattr(module, key) for key in ("qweight", "qzeros", "scales")}
-    config = gptqmodel_config(qcfg)
-    write_checkpoint(folder, tensors, config)
-
-    t = read_layer(folder)
-    expected = dequantize_gemm(t["qweight"], t["qzeros"], t["scales"], 4, group_size).T
-    second = awq_dequantize(t["qweight"], t["qzeros"], t["scales"], 4, group_size).T
-    assert torch.equal(second, expected), "AutoAWQ's dequantize_gemm disagrees with GPTQModel's"
-    return expected
+    return write_awq_layer(folder, module, gptqmodel_config(qcfg), group_size, dequantize_gemm,
+                           awq_dequantize, "AutoAWQ's dequantize_gemm disagrees with GPTQModel's")
 
 
 def finish(folder: str, expected: torch.Tensor, n: int, k: int) -> None:

@@ -43,6 +43,23 @@ QGEMM_HOST_DEVICE float moe_activate(float g, float u, int act, float alpha, flo
   return g / (1.0f + expf(-g)) * u;
 }
 
+/// The sum of the two best choice(e) over experts [begin, end) (the best alone for one expert):
+/// a group's rank in DeepSeek's grouped top-k.
+template <class Choice>
+QGEMM_HOST_DEVICE float moe_group_top2_sum(const Choice& choice, int begin, int end) {
+  float a = -3.4028235e38f, b = -3.4028235e38f;  // the lowest float
+  for (int e = begin; e < end; ++e) {
+    const float v = choice(e);
+    if (v > a) {
+      b = a;
+      a = v;
+    } else if (v > b) {
+      b = v;
+    }
+  }
+  return a + (end - begin > 1 ? b : 0.0f);
+}
+
 /// A token's top-k experts (ids, best first; ties to the lower id) and their weights.
 /// `bias` (or null) is added to the scores for the choice only (DeepSeek's correction bias).
 QGEMM_HOST_DEVICE void moe_route(const float* logits, const float* bias, const MoeRouting& r,
@@ -60,17 +77,7 @@ QGEMM_HOST_DEVICE void moe_route(const float* logits, const float* bias, const M
     // NOTE: sums recomputed per pick instead of kept in an array, which would live in local
     // memory (a stack frame) on the GPU; routing is a small part of the layer.
     const auto group_sum = [&](int g) {
-      float a = -3.4028235e38f, b = -3.4028235e38f;  // the lowest float
-      for (int e = g * per_group; e < (g + 1) * per_group; ++e) {
-        const float v = choice(e);
-        if (v > a) {
-          b = a;
-          a = v;
-        } else if (v > b) {
-          b = v;
-        }
-      }
-      return a + (per_group > 1 ? b : 0.0f);
+      return moe_group_top2_sum(choice, g * per_group, (g + 1) * per_group);
     };
     group_ok = 0;
     for (int t = 0; t < r.top_groups; ++t) {

@@ -38,20 +38,9 @@ __global__ void __launch_bounds__(kMoeLayerThreads) moe_route_kernel(const MoeRo
   u32 group_ok = 0xffffffffu;
   if (r.groups > 1) {
     // Lane g: the top-2 choice sum of group g.
-    float sum = 0.0f;
-    if (lane < r.groups) {
-      float a = -3.4028235e38f, b = -3.4028235e38f;
-      for (int e = lane * per_group; e < (lane + 1) * per_group; ++e) {
-        const float v = choice(e);
-        if (v > a) {
-          b = a;
-          a = v;
-        } else if (v > b) {
-          b = v;
-        }
-      }
-      sum = a + (per_group > 1 ? b : 0.0f);
-    }
+    const float sum =
+        lane < r.groups ? moe_group_top2_sum(choice, lane * per_group, (lane + 1) * per_group)
+                        : 0.0f;
     group_ok = 0;
     for (int g = 0; g < r.top_groups; ++g) {
       float v = sum;

@@ -16,13 +16,9 @@ constexpr int64_t kMaxRowCtas = 65535;
 }  // namespace
 
 KernelSpec act_gather_spec(const std::string& arch) {
-  KernelSpec s;
-  s.family = "act_gather";
-  s.config = str("act_gather_kernel ", arch);
-  s.arch = arch;
-  s.threads = kThreads;
-  s.source = "#include \"act_gather/act_gather.cuh\"\n";
-  s.name_expression = "&qgemm::act_gather_kernel";
+  KernelSpec s =
+      header_kernel_spec("act_gather", str("act_gather_kernel ", arch), "act_gather/act_gather.cuh",
+                         "&qgemm::act_gather_kernel", arch, kThreads);
   s.programmatic_launch = true;
   return s;
 }

@@ -59,30 +59,20 @@ int64_t moe_max_tiles(GroupedLayout layout, int64_t rows, int64_t experts, int b
 }
 
 KernelSpec moe_tiles_spec(const std::string& arch) {
-  KernelSpec s;
-  s.family = "moe_grouped";
-  s.config = str("tiles ", arch);
-  s.arch = arch;
-  s.threads = kMoeTilesThreads;
-  s.source = "#include \"moe_grouped/moe_tiles.cuh\"\n";
-  s.name_expression = "&qgemm::moe_tiles_kernel";
-  return s;
+  return header_kernel_spec("moe_grouped", str("tiles ", arch), "moe_grouped/moe_tiles.cuh",
+                            "&qgemm::moe_tiles_kernel", arch, kMoeTilesThreads);
 }
 
 namespace {
 
 KernelSpec layer_spec(const char* kernel, const std::string& header, const std::string& elem,
                       const std::string& arch) {
-  KernelSpec s;
-  s.family = "moe_grouped";
-  s.config = str(kernel, elem.empty() ? "" : " ", elem, " ", arch);
-  s.arch = arch;
-  s.threads = kMoeLayerThreads;
-  s.source = str("#include \"moe_grouped/", header, "\"\n");
-  s.name_expression = elem.empty() ? str("&qgemm::", kernel, "_kernel")
-                                   : str("&qgemm::", kernel, "_kernel<qgemm::Elem::k",
-                                         elem == "fp16" ? "Fp16" : "Bf16", ">");
-  return s;
+  return header_kernel_spec("moe_grouped", str(kernel, elem.empty() ? "" : " ", elem, " ", arch),
+                            str("moe_grouped/", header),
+                            elem.empty() ? str("&qgemm::", kernel, "_kernel")
+                                         : str("&qgemm::", kernel, "_kernel<qgemm::Elem::k",
+                                               elem == "fp16" ? "Fp16" : "Bf16", ">"),
+                            arch, kMoeLayerThreads);
 }
 
 }  // namespace

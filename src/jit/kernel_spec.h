@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace qgemm {
@@ -19,6 +20,21 @@ struct KernelSpec {
   /// kernel finishes (programmatic dependent launch, sm_90+).
   bool programmatic_launch = false;
 };
+
+/// A kernel that needs no generated config: `header` (under kernels/) defines it, and
+/// `name_expression` names it (e.g. "&qgemm::moe_tiles_kernel").
+inline KernelSpec header_kernel_spec(std::string family, std::string config,
+                                     const std::string& header, std::string name_expression,
+                                     std::string arch, int threads) {
+  KernelSpec s;
+  s.family = std::move(family);
+  s.config = std::move(config);
+  s.source = "#include \"" + header + "\"\n";
+  s.name_expression = std::move(name_expression);
+  s.arch = std::move(arch);
+  s.threads = threads;
+  return s;
+}
 
 /// What ptxas reported for a kernel.
 struct ResourceUsage {
