@@ -5,7 +5,7 @@ Each case under OUT (default tests/fixtures/compressed_tensors) is a checkpoint 
 config.json (quantization_config as compressed-tensors writes it), model.safetensors (one layer,
 compressed by compressed-tensors' compressor for its format), and expected.safetensors: the
 layer's weight as compressed-tensors itself decompresses it, in the dtype it returns. The C++
-test (tests/unit/ct_fixture_test.cpp) imports each checkpoint and requires our dequantized
+test (tests/unit/producer_fixture_test.cpp) imports each checkpoint and requires our dequantized
 weight, rounded to that dtype, to equal the producer's bit for bit.
 
 Needs torch and compressed-tensors (pip install torch compressed-tensors); the fixtures are
@@ -138,7 +138,7 @@ def main() -> int:
     with open(os.path.join(out, "README.md"), "w") as f:
         f.write("Written by scripts/make_ct_fixtures.py with compressed-tensors "
                 f"{compressed_tensors.__version__} and torch {torch.__version__}; "
-                "tests/unit/ct_fixture_test.cpp reads them.\n")
+                "tests/unit/producer_fixture_test.cpp reads them.\n")
     return 0
 
 

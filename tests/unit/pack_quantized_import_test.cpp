@@ -2,7 +2,7 @@
 // published layout, a second, independent reading of it: its word-group algorithm (32 values
 // into `bits` words, a value that crosses a word boundary split over both) rather than the
 // importer's bit-stream reading. Checkpoints written by compressed-tensors itself are checked in
-// ct_fixture_test.cpp.
+// producer_fixture_test.cpp.
 #include <gtest/gtest.h>
 
 #include <cstdint>
