@@ -341,13 +341,19 @@ NB_MODULE(_qgemm, m) {
       .def(
           "__init__",
           [](Linear* self, const QuantizedWeight& w, const std::string& act, const std::string& out,
-             const std::string& backend, int device, const std::string& tuning_table) {
-            const LinearOptions o = linear_options(act, out, backend, device, tuning_table);
+             const std::string& backend, int device, const std::string& tuning_table,
+             std::optional<nb::ndarray<const int32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>>
+                 k_order) {
+            LinearOptions o = linear_options(act, out, backend, device, tuning_table);
+            if (k_order) o.k_order.assign(k_order->data(), k_order->data() + k_order->shape(0));
             nb::gil_scoped_release release;
             new (self) Linear(unwrap(Linear::create(w, o)));
           },
           "weight"_a, "act"_a = "bf16", "out"_a = "bf16", "backend"_a = "auto", "device"_a = 0,
-          "tuning_table"_a = "")
+          "tuning_table"_a = "", "k_order"_a = nb::none(),
+          "k_order (int32 [K], act-order layers): stored column c multiplies input feature "
+          "k_order[c]; the layer then takes activations in the model's order and gathers them "
+          "itself.")
       .def(
           "prepare",
           [](Linear& l, int64_t max_tokens) {

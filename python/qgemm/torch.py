@@ -109,7 +109,11 @@ class QuantizedLinear(torch.nn.Module):
         if device.type == "cuda" and device.index is None:
             device = torch.device("cuda", torch.cuda.current_device())
         ordinal = device.index if device.type == "cuda" else -1
-        self.layer = Linear(weight, act=act, out=out, backend=backend, device=ordinal)
+        # Act-order layers store K permuted: the layer gathers the input's columns itself.
+        if k_order is not None:
+            k_order = np.ascontiguousarray(torch.as_tensor(k_order).cpu().numpy(), dtype=np.int32)
+        self.layer = Linear(weight, act=act, out=out, backend=backend, device=ordinal,
+                            k_order=k_order)
         self.layer.prepare(max_tokens)
         self.in_features, self.out_features = self.layer.k, self.layer.n
         self.max_tokens = max_tokens
@@ -118,10 +122,6 @@ class QuantizedLinear(torch.nn.Module):
         if bias is not None:
             bias = bias.detach().to(device=device, dtype=_OUT_DTYPES[out])
         self.register_buffer("bias", bias)
-        # Act-order layers store K permuted: the input's columns are gathered first.
-        if k_order is not None:
-            k_order = torch.as_tensor(k_order, dtype=torch.long, device=device)
-        self.register_buffer("k_order", k_order)
 
     @classmethod
     def from_linear(cls, linear: torch.nn.Linear, weight_format: str, *, act: Optional[str] = None,
@@ -151,8 +151,6 @@ class QuantizedLinear(torch.nn.Module):
                    max_tokens=max_tokens, backend=backend, k_order=k_order)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self.k_order is not None:
-            x = x.index_select(-1, self.k_order)
         return torch.ops.qgemm.linear(x, self.handle, self.bias)
 
     def extra_repr(self) -> str:

@@ -239,6 +239,12 @@ def test_act_order_layer_runs_on_permuted_activations(tmp_path):
     w[:, layer.k_order] = layer.weight.dequantize()
     a = bf16_round(x).astype(np.float64)
     np.testing.assert_allclose(got, a @ w.T + layer.bias, rtol=1e-5, atol=1e-5)
+    # Given k_order, the layer takes the model's order and gathers the columns itself.
+    ordered = qgemm.Linear(layer.weight, device=-1, out="fp32", k_order=layer.k_order)
+    ordered.prepare(6)
+    np.testing.assert_array_equal(ordered(x, bias=layer.bias), got)
+    with pytest.raises(ValueError, match="k_order has 31 entries"):
+        qgemm.Linear(layer.weight, device=-1, k_order=layer.k_order[:31])
 
 
 def test_missing_checkpoint_names_the_file(tmp_path):

@@ -17,7 +17,7 @@ def expected(x, layer, bias=None):
     a = qgemm.quantize_activations(x.float().numpy(), "bf16").dequantize().astype(np.float64)
     w = layer.weight_values.astype(np.float64)
     y = a @ w.T
-    return y if bias is None else y + bias.float().numpy()
+    return y if bias is None else y + bias.detach().float().numpy()
 
 
 def host_module(n=48, k=256, bias=True, seed=0):
@@ -25,7 +25,7 @@ def host_module(n=48, k=256, bias=True, seed=0):
     lin = torch.nn.Linear(k, n, bias=bias).to(torch.bfloat16)
     with torch.no_grad():
         lin.weight.copy_(torch.randn(n, k, generator=g) * 0.05)
-    ref = qgemm.quantize_weights(lin.weight.float().numpy(), "int4/g128/bf16").dequantize()
+    ref = qgemm.quantize_weights(lin.weight.detach().float().numpy(), "int4/g128/bf16").dequantize()
     module = qt.QuantizedLinear.from_linear(lin, "int4/g128/bf16", max_tokens=64)
     module.weight_values = ref
     return lin, module
