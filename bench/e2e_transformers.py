@@ -158,8 +158,11 @@ def quantized_references(model, weight_format: str, skip: list) -> dict:
 
 
 def qgemm_layers(model):
-    from qgemm.torch import QuantizedLinear
-    return [(name, m) for name, m in model.named_modules() if isinstance(m, QuantizedLinear)]
+    """The modules quantize_ put where nn.Linear layers were (layers and projections of fused
+    ones), by name."""
+    from qgemm.torch import ProjectionOf, QuantizedLinear
+    return [(name, m) for name, m in model.named_modules()
+            if isinstance(m, (QuantizedLinear, ProjectionOf))]
 
 
 def decode_split(model, batch: int, args, device: torch.device) -> dict:
@@ -187,14 +190,15 @@ def decode_split(model, batch: int, args, device: torch.device) -> dict:
 
 
 def swap_in_linears(model, weights: dict, device: torch.device) -> None:
-    """Replaces each qgemm layer by an nn.Linear holding `weights[name]` (and its bias)."""
+    """Replaces each module quantize_ put in a linear layer's place by an nn.Linear holding
+    `weights[name]` (biases stay zero: the model has none)."""
     for name, layer in qgemm_layers(model):
-        linear = torch.nn.Linear(layer.in_features, layer.out_features,
-                                 bias=layer.bias is not None, device=device, dtype=torch.bfloat16)
+        if name not in weights:
+            continue  # a fused layer inside a SharedInputLinear: its projections are replaced
+        linear = torch.nn.Linear(layer.in_features, layer.out_features, bias=False,
+                                 device=device, dtype=torch.bfloat16)
         with torch.no_grad():
             linear.weight.copy_(weights[name])
-            if layer.bias is not None:
-                linear.bias.copy_(layer.bias)
         parent_name, _, child = name.rpartition(".")
         parent = model.get_submodule(parent_name) if parent_name else model
         setattr(parent, child, linear)

@@ -23,7 +23,7 @@ import torch
 
 from . import Linear, quantize_weights
 
-__all__ = ["QuantizedLinear", "quantize_", "linear"]
+__all__ = ["QuantizedLinear", "SharedInputLinear", "ProjectionOf", "quantize_", "linear"]
 
 _OUT_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 _ACT_OF_DTYPE = {torch.bfloat16: "bf16", torch.float16: "fp16"}
@@ -158,19 +158,115 @@ class QuantizedLinear(torch.nn.Module):
                 f"backend={self.layer.backend}, act={self.layer.act}, out={self.layer.out}")
 
 
+class SharedInputLinear(torch.nn.Module):
+    """Projections of one input (q/k/v, gate/up) as one qgemm layer: their weights stacked along
+    N, computed by the first projection called and sliced for each (``ProjectionOf``). A call
+    with another input recomputes, so a model that calls them separately stays correct."""
+
+    def __init__(self, fused: QuantizedLinear, widths: list[int]):
+        super().__init__()
+        self.fused = fused
+        self.bounds = list(itertools.accumulate([0] + widths))
+        self._x: Optional[torch.Tensor] = None
+        self._y: Optional[torch.Tensor] = None
+        self._left = 0
+
+    def projection(self, index: int, x: torch.Tensor) -> torch.Tensor:
+        if self._left == 0 or x is not self._x:
+            self._x, self._y, self._left = x, self.fused(x), len(self.bounds) - 1
+        y = self._y[..., self.bounds[index]:self.bounds[index + 1]]
+        self._left -= 1
+        if self._left == 0:
+            self._x = self._y = None  # every projection has its slice: drop the references
+        return y
+
+
+class ProjectionOf(torch.nn.Module):
+    """Projection ``index`` of a SharedInputLinear, where the nn.Linear it replaces was."""
+
+    def __init__(self, shared: SharedInputLinear, index: int):
+        super().__init__()
+        # NOTE: a plain attribute, not a submodule: the shared layer is registered once, on the
+        # parent, so its weights are not counted once per projection.
+        object.__setattr__(self, "shared", shared)
+        self.index = index
+        self.in_features = shared.fused.in_features
+        self.out_features = shared.bounds[index + 1] - shared.bounds[index]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.shared.projection(self.index, x)
+
+    def extra_repr(self) -> str:
+        return f"projection {self.index} of a shared-input qgemm layer, out={self.out_features}"
+
+
+#: Sibling projections of one input in Hugging Face decoder layers (Llama, Mistral, Qwen, ...).
+SHARED_INPUT_GROUPS = (("q_proj", "k_proj", "v_proj"), ("gate_proj", "up_proj"))
+
+
+def _fused_linear(members: list[torch.nn.Linear], weight_format: str, max_tokens: int,
+                  backend: str) -> QuantizedLinear:
+    """One QuantizedLinear over the members' weights stacked along N (and their biases)."""
+    weight = torch.cat([m.weight.detach() for m in members])
+    biases = [m.bias for m in members]
+    bias = None
+    if any(b is not None for b in biases):
+        bias = torch.cat([b.detach() if b is not None else
+                          torch.zeros(m.out_features, dtype=weight.dtype, device=weight.device)
+                          for b, m in zip(biases, members)])
+    stacked = torch.nn.Linear(weight.shape[1], weight.shape[0], bias=bias is not None,
+                              device="meta")
+    stacked.weight = torch.nn.Parameter(weight, requires_grad=False)
+    if bias is not None:
+        stacked.bias = torch.nn.Parameter(bias, requires_grad=False)
+    return QuantizedLinear.from_linear(stacked, weight_format, max_tokens=max_tokens,
+                                       backend=backend)
+
+
 def quantize_(model: torch.nn.Module, weight_format: str, *, skip: Iterable[str] = ("lm_head",),
-              max_tokens: int = 4096, backend: str = "auto") -> torch.nn.Module:
+              max_tokens: int = 4096, backend: str = "auto",
+              fuse: Iterable[Iterable[str]] = SHARED_INPUT_GROUPS) -> torch.nn.Module:
     """Replaces every ``nn.Linear`` of ``model`` whose qualified name matches none of the
     ``skip`` patterns (fnmatch, e.g. ``"*.mlp.down_proj"``) with a ``QuantizedLinear``, in
     place, one layer at a time: each original weight is released as soon as its layer is
-    built, so peak memory stays near the model plus one layer. Returns the model."""
+    built, so peak memory stays near the model plus one layer. Sibling projections of one input
+    named as a ``fuse`` group (by default q/k/v and gate/up) become one layer of their stacked
+    weights (a ``SharedInputLinear``, each projection a ``ProjectionOf`` slice of it), when
+    all of them are linear layers of one input width, the same dtype and device, not skipped.
+    The stacked weight quantizes as the separate ones do for group and channel scales (rows
+    are independent); a per-tensor or global scale covers the stack. ``fuse=()`` keeps every
+    layer separate. Returns the model."""
     skip = list(skip)
+    groups = [tuple(g) for g in fuse]
+
+    def skipped(name: str) -> bool:
+        return any(fnmatch.fnmatch(name, p) or name.split(".")[-1] == p for p in skip)
+
     names = [name for name, module in model.named_modules()
-             if isinstance(module, torch.nn.Linear)
-             and not any(fnmatch.fnmatch(name, p) or name.split(".")[-1] == p for p in skip)]
+             if isinstance(module, torch.nn.Linear) and not skipped(name)]
+    done = set()
     for name in names:
+        if name in done:
+            continue
         parent_name, _, child = name.rpartition(".")
         parent = model.get_submodule(parent_name) if parent_name else model
+        group = next((g for g in groups if child in g), None)
+        if group is not None:
+            members = [getattr(parent, c, None) for c in group]
+            member_names = [f"{parent_name}.{c}" if parent_name else c for c in group]
+            if (all(isinstance(m, torch.nn.Linear) for m in members)
+                    and not any(skipped(n) for n in member_names)
+                    and len({(m.in_features, m.weight.dtype, m.weight.device)
+                             for m in members}) == 1):
+                shared = SharedInputLinear(
+                    _fused_linear(members, weight_format, max_tokens, backend),
+                    [m.out_features for m in members])
+                parent.add_module("_".join(group), shared)
+                for index, c in enumerate(group):
+                    setattr(parent, c, ProjectionOf(shared, index))
+                done.update(member_names)
+                del members
+                continue
         original = getattr(parent, child)
         setattr(parent, child, QuantizedLinear.from_linear(original, weight_format,
                                                            max_tokens=max_tokens,

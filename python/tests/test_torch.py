@@ -65,6 +65,47 @@ def test_quantize_swaps_linear_layers_and_skips():
     assert model(torch.randn(2, 256).to(torch.bfloat16)).shape == (2, 64)
 
 
+class Attention(torch.nn.Module):
+    """q/k/v projections of one input, as Hugging Face decoder layers have them."""
+
+    def __init__(self, k=256, bias=False):
+        super().__init__()
+        self.q_proj = torch.nn.Linear(k, 128, bias=bias, dtype=torch.bfloat16)
+        self.k_proj = torch.nn.Linear(k, 64, bias=bias, dtype=torch.bfloat16)
+        self.v_proj = torch.nn.Linear(k, 64, bias=False, dtype=torch.bfloat16)
+        self.o_proj = torch.nn.Linear(128, k, bias=False, dtype=torch.bfloat16)
+
+    def forward(self, x):
+        return self.o_proj(self.q_proj(x)) + self.k_proj(x).sum(-1, keepdim=True) \
+            * self.v_proj(x).mean(-1, keepdim=True)
+
+
+def test_quantize_fuses_projections_of_one_input():
+    torch.manual_seed(3)
+    fused, separate = Attention(bias=True), Attention(bias=True)
+    separate.load_state_dict(fused.state_dict())
+    qt.quantize_(fused, "int4/g128/bf16", max_tokens=16)
+    qt.quantize_(separate, "int4/g128/bf16", max_tokens=16, fuse=())
+    assert isinstance(fused.q_proj_k_proj_v_proj, qt.SharedInputLinear)
+    assert isinstance(fused.k_proj, qt.ProjectionOf) and fused.k_proj.out_features == 64
+    assert isinstance(fused.o_proj, qt.QuantizedLinear)
+    assert isinstance(separate.q_proj, qt.QuantizedLinear)
+    x = torch.randn(3, 256).to(torch.bfloat16)
+    # Rows quantize independently and the host backend rounds each output alike: equal bits.
+    assert torch.equal(fused(x), separate(x))
+    # A projection called alone, on another input, computes it afresh.
+    y = torch.randn(2, 256).to(torch.bfloat16)
+    assert torch.equal(fused.v_proj(y), separate.v_proj(y))
+    assert torch.equal(fused.q_proj(x), separate.q_proj(x))
+
+
+def test_quantize_keeps_a_group_with_a_skipped_member_separate():
+    model = Attention()
+    qt.quantize_(model, "int4/g128/bf16", skip=["lm_head", "v_proj"], max_tokens=16)
+    assert isinstance(model.q_proj, qt.QuantizedLinear)
+    assert isinstance(model.v_proj, torch.nn.Linear)
+
+
 def test_wrong_width_names_both_sizes():
     _, module = host_module()
     with pytest.raises(ValueError, match="128.*256"):
