@@ -235,7 +235,10 @@ std::string Linear::backend() const { return backend_name(impl_->route.chosen->k
 
 std::string Linear::explain() const {
   return str("layer ", impl_->problem.to_string(), "\nbackends:\n", impl_->route.explain(),
-             "plan:\n  ", impl_->layer->describe(), "\n");
+             "plan:\n  ", impl_->layer->describe(), "\n",
+             impl_->order ? "act-order: the activations' columns are gathered into the weight's "
+                            "K order first (k_order)\n"
+                          : "");
 }
 
 }  // namespace qgemm

@@ -217,6 +217,8 @@ TEST(LinearApi, ActOrderLayersGatherTheModelsColumns) {
     args.workspace_bytes = workspace.size();
     ASSERT_TRUE(ordered->run(args).ok());
     EXPECT_EQ(want, got);
+    EXPECT_NE(ordered->explain().find("act-order"), std::string::npos) << ordered->explain();
+    EXPECT_EQ(plain->explain().find("act-order"), std::string::npos);
     if (options.act.is_quantized()) {
       std::vector<float> scales(m * k / 128, 1.0f);
       args.a_scales = ActScales::of(options.act, scales.data());
