@@ -174,14 +174,9 @@ Status measure_linear(Case& c, LinearSet& set, const Recipe& recipe, ResultRow& 
   row.launches = c.launches;
   row.l2_resident = set.copies == kMaxCopies;
   const DeviceMemoryTaken taken;  // by this run's buffers
-  std::vector<uint8_t> model_order;
-  if (!k_order.empty()) {
-    model_order.resize(c.a.data.size());
-    const int64_t k = c.w.k;
-    for (int64_t r = 0; r < c.a.m; ++r)
-      for (int64_t j = 0; j < k; ++j)
-        std::memcpy(&model_order[(r * k + k_order[j]) * 2], &c.a.data[(r * k + j) * 2], 2);
-  }
+  const std::vector<uint8_t> model_order =
+      k_order.empty() ? std::vector<uint8_t>{}
+                      : rows_in_model_order(c.a.data, c.a.m, c.w.k, k_order);
   auto a = from16            ? DeviceBuffer::upload(c.a16.data(), c.a16.size() * 2)
            : k_order.empty() ? DeviceBuffer::upload(c.a.data.data(), c.a.data.size())
                              : DeviceBuffer::upload(model_order.data(), model_order.size());

@@ -24,6 +24,15 @@ std::vector<double> decode_output(DType out, const std::vector<uint8_t>& bytes) 
   return v;
 }
 
+std::vector<uint8_t> rows_in_model_order(const std::vector<uint8_t>& stored, int64_t m, int64_t k,
+                                         const std::vector<int32_t>& k_order) {
+  std::vector<uint8_t> model(stored.size());
+  for (int64_t row = 0; row < m; ++row)
+    for (int64_t c = 0; c < k; ++c)
+      std::memcpy(&model[(row * k + k_order[c]) * 2], &stored[(row * k + c) * 2], 2);
+  return model;
+}
+
 Expected<HostRun> run_linear_on_host_data(const QuantizedWeight& w, const QuantizedActivations& a,
                                           const std::vector<uint8_t>& bias, DType out,
                                           BackendKind backend, int device,
@@ -42,10 +51,7 @@ Expected<HostRun> run_linear_on_host_data(const QuantizedWeight& w, const Quanti
           str("run_linear_on_host_data: act-order runs take 16-bit "
               "activations and a k_order of K=",
               w.k, " entries"));
-    model_order.resize(a.data.size());
-    for (int64_t row = 0; row < a.m; ++row)
-      for (int64_t c = 0; c < w.k; ++c)
-        std::memcpy(&model_order[(row * w.k + k_order[c]) * 2], &a.data[(row * w.k + c) * 2], 2);
+    model_order = rows_in_model_order(a.data, a.m, w.k, k_order);
   }
   const std::vector<uint8_t>& a_data = k_order.empty() ? a.data : model_order;
   if (device >= 0) QGEMM_RETURN_IF_ERROR(use_device(device));

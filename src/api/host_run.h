@@ -19,6 +19,11 @@ struct HostRun {
   double prepare_ms = 0;  ///< Linear::create + prepare (JIT compile or cache load)
 };
 
+/// The 16-bit rows `stored` ([m][k], columns in a weight's stored order) in the model's order:
+/// stored column c is input feature k_order[c] (act-order layers take this order).
+std::vector<uint8_t> rows_in_model_order(const std::vector<uint8_t>& stored, int64_t m, int64_t k,
+                                         const std::vector<int32_t>& k_order);
+
 /// Builds a Linear for `w`, copies `a` (and `bias`, raw bytes of the output type) to the device,
 /// poisons C with NaN, runs once and copies C back. device -1 runs on host memory.
 /// Used by `qgemm verify`, the GPU tests and the benchmark's correctness check.

@@ -71,6 +71,15 @@ if(NOT rc EQUAL 0 OR NOT stdout MATCHES "act-order" OR NOT stdout MATCHES "uint4
   message(FATAL_ERROR "qgemm verify --checkpoint exited with ${rc}\n${stdout}\n${stderr}")
 endif()
 
+# inspect --load builds the layers on GPU 0; without a GPU it says why and fails.
+execute_process(
+  COMMAND ${QGEMM} inspect ${WORK}/checkpoint --load
+  RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
+if(NOT (rc EQUAL 0 AND stdout MATCHES "loaded +1 layers")
+   AND NOT (rc EQUAL 2 AND stderr MATCHES "qgemm inspect --load: .+"))
+  message(FATAL_ERROR "qgemm inspect --load exited with ${rc}\n${stdout}\n${stderr}")
+endif()
+
 # The plan of an expert stack: the gathered tile per rows per expert, no GPU needed.
 execute_process(
   COMMAND ${QGEMM} plan --arch sm_90a --n 4096 --k 14336 --weight int4/g128/bf16 --experts 8

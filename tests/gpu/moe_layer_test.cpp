@@ -9,6 +9,7 @@
 #include "api/host_run.h"
 #include "backend/device_buffer.h"
 #include "gpu_test_util.h"
+#include "moe_grouped/moe_layer_params.cuh"
 #include "qgemm/moe.h"
 #include "util/random.h"
 
@@ -166,6 +167,38 @@ TEST(MoeLayerGpu, MatchesReferenceAndReplaysBitForBit) {
     fp8.options.top_k = 4;
     check_gpu_moe(fp8, seed += 10);
   }
+}
+
+// Routing on the GPU takes router logits over up to kMoeRouteMaxExperts global experts (a warp
+// per token); more is a clear error before anything runs, and topk_ids remain the way.
+TEST(MoeLayerGpu, RouterLogitsOverTooManyExpertsAreAClearError) {
+  QGEMM_REQUIRE_GPU();
+  const auto fmt = *WeightFormat::parse("int4/g128/bf16");
+  auto w13 =
+      quantize_weights(HostValues::of(random_normal(2 * 512 * 256, 1, 0.05f)), 2, 512, 256, fmt);
+  auto w2 =
+      quantize_weights(HostValues::of(random_normal(2 * 256 * 256, 2, 0.05f)), 2, 256, 256, fmt);
+  ASSERT_TRUE(w13.ok() && w2.ok());
+  ASSERT_TRUE(use_device(0).ok());
+  MoeOptions o;
+  o.top_k = 2;
+  auto moe = MoE::create(*w13, *w2, o);
+  ASSERT_TRUE(moe.ok()) << moe.status().to_string();
+  ASSERT_TRUE(moe->prepare(1).ok());
+  const int64_t global = kMoeRouteMaxExperts + 1;
+  auto map = DeviceBuffer::allocate(global * 4);
+  auto logits = DeviceBuffer::allocate(global * 4);
+  auto x = DeviceBuffer::allocate(256 * 2);
+  ASSERT_TRUE(map.ok() && logits.ok() && x.ok());
+  MoeArgs a;
+  a.tokens = 1;
+  a.x = a.out = x->get();
+  a.router_logits = static_cast<const float*>(logits->get());
+  a.expert_map = static_cast<const int32_t*>(map->get());
+  a.global_experts = global;
+  const Status s = moe->run(a);
+  EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("the GPU routing takes up to 2048"), std::string::npos) << s.message();
 }
 
 }  // namespace

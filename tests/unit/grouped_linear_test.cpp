@@ -121,6 +121,12 @@ TEST(GroupedLinearApi, EmptyCallsAndClearErrors) {
   args.layout = GroupedLayout::kContiguous;
   EXPECT_NE(layer->run(args).message().find("offsets"), std::string::npos);
   EXPECT_FALSE(layer->prepare(0).ok());
+  LinearOptions act_order = lo;
+  act_order.k_order.assign(w.k, 0);
+  auto refused = GroupedLinear::create(w, act_order);
+  EXPECT_EQ(refused.status().code(), ErrorCode::kUnsupported);
+  EXPECT_NE(refused.status().message().find("act-order expert stacks"), std::string::npos)
+      << refused.status().message();
   lo.backend = BackendKind::kQdq;
   EXPECT_EQ(GroupedLinear::create(w, lo).status().code(), ErrorCode::kUnsupported);
   lo.backend = BackendKind::kJit;
