@@ -109,6 +109,56 @@ uint32_t encode_exponent(double x) {
   return std::min<uint32_t>(code, 254);
 }
 
+// NOTE: fp16 and bf16 take these fast paths (importers and packers convert every scale);
+// they give the generic coder's bits (tests compare them on every code and midpoint).
+// A finite fp16 or bf16 code as a double, or false for inf and NaN codes.
+bool decode_half_fast(DType t, uint32_t code, double& value) {
+  if (t == DType::bf16()) {
+    if ((code & 0x7f80u) == 0x7f80u) return false;
+    const uint32_t bits = code << 16;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    value = f;
+    return true;
+  }
+#ifdef __FLT16_MAX__
+  if (t == DType::fp16()) {
+    if ((code & 0x7c00u) == 0x7c00u) return false;
+    const auto bits = static_cast<uint16_t>(code);
+    _Float16 h;
+    std::memcpy(&h, &bits, 2);
+    value = static_cast<double>(h);
+    return true;
+  }
+#endif
+  return false;
+}
+
+// x rounded to nearest even in fp16 or bf16, for x that is not NaN; false for other types and
+// (bf16) values that a float does not hold exactly.
+bool encode_half_fast(DType t, double x, uint32_t& code) {
+  if (t == DType::bf16()) {
+    // A float's bits rounded at bit 16 (ties to even); the carry makes the next binade or inf.
+    const auto f = static_cast<float>(x);
+    if (static_cast<double>(f) != x) return false;
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    code = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
+    return true;
+  }
+#ifdef __FLT16_MAX__
+  if (t == DType::fp16()) {
+    // One IEEE rounding from double, as the generic coder does.
+    const auto h = static_cast<_Float16>(x);
+    uint16_t bits;
+    std::memcpy(&bits, &h, 2);
+    code = bits;
+    return true;
+  }
+#endif
+  return false;
+}
+
 }  // namespace
 
 FloatFlavor DType::flavor() const {
@@ -206,6 +256,7 @@ double decode(DType t, uint32_t code) {
         std::memcpy(&f, &code, 4);
         return f;
       }
+      if (double v; decode_half_fast(t, code, v)) return v;
       return decode_float(t, code);
   }
   return 0;
@@ -228,6 +279,7 @@ uint32_t encode(DType t, double x) {
         std::memcpy(&code, &f, 4);
         return code;
       }
+      if (uint32_t code; !std::isnan(x) && encode_half_fast(t, x, code)) return code;
       return encode_float(t, x);
   }
   return 0;

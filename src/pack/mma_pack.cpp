@@ -119,40 +119,111 @@ Expected<MmaPackedWeight> pack_mma(const QuantizedWeight& w, int64_t expert, DTy
       }
       first[r * unit_k + kk + 1] = static_cast<int32_t>(pieces.size());
     }
-  // Codes that never split across words (4- and 8-bit): one piece each, in (r, kk) order.
-  const bool single_piece = int64_t(pieces.size()) == 16 * unit_k;
   uint32_t stored[256];
   for (uint32_t c = 0; c < (1u << p.bits); ++c) stored[c] = stored_code(f, c);
+  // Row `row`'s codes as stored, one byte each, from QuantizedWeight's little-endian bit stream.
+  auto unpack_row = [&](int64_t row, uint8_t* out) {
+    const uint8_t* src = w.codes.data() + (expert * w.n + row) * w.row_bytes();
+    int64_t col = 0;
+    if (p.bits == 8) {
+      for (; col < w.k; ++col) out[col] = static_cast<uint8_t>(stored[src[col]]);
+    } else if (p.bits == 4) {  // two codes a byte, the first in the low nibble
+      for (; col + 1 < w.k; col += 2, ++src) {
+        out[col] = static_cast<uint8_t>(stored[*src & 15u]);
+        out[col + 1] = static_cast<uint8_t>(stored[*src >> 4]);
+      }
+    }
+    uint64_t acc = 0;
+    int have = 0;
+    for (; col < w.k; ++col) {
+      if (have < p.bits) {
+        acc |= uint64_t(*src++) << have;
+        have += 8;
+      }
+      out[col] = static_cast<uint8_t>(stored[acc & ((1u << p.bits) - 1)]);
+      acc >>= p.bits;
+      have -= p.bits;
+    }
+  };
+  // Codes that never split across words (4- and 8-bit): each word of a unit gathers whole codes
+  // and is written once. Which (row, k) of the unit each of its codes comes from:
+  bool single_piece = int64_t(pieces.size()) == 16 * unit_k;
+  const int codes_per_word = 32 / p.bits;
+  struct WordCode {
+    int32_t at;   // r * unit_k + kk: the code's place in the unit's codes
+    int32_t bit;  // where it goes in the word
+  };
+  std::vector<WordCode> word_codes;
+  if (single_piece) {
+    word_codes.resize(unit_words * codes_per_word);
+    std::vector<int> filled(unit_words, 0);
+    for (int r = 0; r < 16; ++r)
+      for (int kk = 0; kk < unit_k; ++kk) {
+        const Piece& e = pieces[r * unit_k + kk];
+        if (filled[e.word] < codes_per_word)
+          word_codes[e.word * codes_per_word + filled[e.word]] = {r * unit_k + kk, e.bit};
+        ++filled[e.word];
+      }
+    // Every word full, with whole codes in each byte: otherwise the element-wise path.
+    for (int n_codes : filled) single_piece = single_piece && n_codes == codes_per_word;
+    single_piece = single_piece && (p.bits == 2 || p.bits == 4 || p.bits == 8);
+  }
   parallel_for(p.n_tiles, 4, [&](int64_t begin, int64_t end) {
+    if (single_piece) {
+      // A unit's 16 x unit_k codes at a time (they stay in L1), zero past K and past N:
+      // padding packs as zero bits.
+      std::vector<uint8_t> unit_codes(16 * unit_k);
+      auto pack_tiles = [&]<int kBits>() {
+        constexpr int kPerByte = 8 / kBits, kCodes = 32 / kBits;
+        // A byte of the row's bit stream as its kPerByte stored codes, one per byte.
+        uint32_t byte_codes[256];
+        for (uint32_t b = 0; b < 256; ++b) {
+          byte_codes[b] = 0;
+          for (int j = 0; j < kPerByte; ++j)
+            byte_codes[b] |= stored[(b >> (j * kBits)) & ((1u << kBits) - 1)] << (8 * j);
+        }
+        for (int64_t nt = begin; nt < end; ++nt) {
+          uint32_t* words = p.codes.data() + nt * p.k_units * unit_words;
+          const int rows = static_cast<int>(std::min<int64_t>(16, w.n - nt * 16));
+          for (int64_t unit = 0; unit < p.k_units; ++unit, words += unit_words) {
+            const int64_t col0 = unit * unit_k;
+            const int64_t count = std::min<int64_t>(unit_k, w.k - col0);
+            if (rows < 16 || count < unit_k)
+              std::fill(unit_codes.begin(), unit_codes.end(), uint8_t{0});
+            for (int r = 0; r < rows; ++r) {
+              const uint8_t* src =
+                  w.codes.data() + (expert * w.n + nt * 16 + r) * w.row_bytes() + col0 / kPerByte;
+              uint8_t* out = unit_codes.data() + r * unit_k;
+              const int64_t bytes = (count + kPerByte - 1) / kPerByte;
+              for (int64_t i = 0; i < bytes; ++i)
+                std::memcpy(out + i * kPerByte, &byte_codes[src[i]], kPerByte);
+              // The last byte's codes past K are not the weight's.
+              std::fill(out + count, out + unit_k, uint8_t{0});
+            }
+            const WordCode* wc = word_codes.data();
+            for (int64_t i = 0; i < unit_words; ++i, wc += kCodes) {
+              uint32_t word = 0;
+#pragma GCC unroll 16
+              for (int j = 0; j < kCodes; ++j) word |= uint32_t(unit_codes[wc[j].at]) << wc[j].bit;
+              words[i] = word;
+            }
+          }
+        }
+      };
+      if (p.bits == 2)
+        pack_tiles.template operator()<2>();
+      else if (p.bits == 4)
+        pack_tiles.template operator()<4>();
+      else
+        pack_tiles.template operator()<8>();
+      return;
+    }
     std::vector<uint8_t> row_codes(w.k);
     for (int64_t nt = begin; nt < end; ++nt)
       for (int64_t row = nt * 16; row < std::min<int64_t>(w.n, nt * 16 + 16); ++row) {
-        // The row's codes, read as a little-endian bit stream (QuantizedWeight's layout).
-        const uint8_t* src = w.codes.data() + (expert * w.n + row) * w.row_bytes();
-        uint64_t acc = 0;
-        int have = 0;
-        for (int64_t col = 0; col < w.k; ++col) {
-          if (have < p.bits) {
-            acc |= uint64_t(*src++) << have;
-            have += 8;
-          }
-          row_codes[col] = static_cast<uint8_t>(stored[acc & ((1u << p.bits) - 1)]);
-          acc >>= p.bits;
-          have -= p.bits;
-        }
+        unpack_row(row, row_codes.data());
         const int r = static_cast<int>(row % 16);
         uint32_t* tile_words = p.codes.data() + nt * p.k_units * unit_words;
-        if (single_piece) {
-          // Each code is one piece: a shift into one word of its unit.
-          const Piece* e = pieces.data() + first[r * unit_k];
-          for (int64_t col0 = 0; col0 < w.k; col0 += unit_k, tile_words += unit_words) {
-            const int count = static_cast<int>(std::min<int64_t>(unit_k, w.k - col0));
-            const uint8_t* u = row_codes.data() + col0;
-            for (int kk = 0; kk < count; ++kk)
-              tile_words[e[kk].word] |= uint32_t(u[kk]) << e[kk].bit;
-          }
-          continue;
-        }
         for (int64_t unit = 0, col = 0; col < w.k; ++unit) {
           uint32_t* words = tile_words + unit * unit_words;
           const Piece* e = pieces.data();

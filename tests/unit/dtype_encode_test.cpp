@@ -46,8 +46,11 @@ TEST(DTypeEncode, NegativeZeroKeepsItsSign) {
 
 // Between two adjacent positive values the midpoint goes to the even code; anything off the
 // midpoint goes to the nearer value.
+// fp16 and bf16 included: every code of theirs (their fast paths and the generic coder for
+// values that no float holds).
 TEST(DTypeEncode, FloatMidpointsRoundToEvenCode) {
-  for (DType t : {DType::e2m1(), DType::e2m3(), DType::e3m2(), DType::e4m3(), DType::e5m2()}) {
+  for (DType t : {DType::e2m1(), DType::e2m3(), DType::e3m2(), DType::e4m3(), DType::e5m2(),
+                  DType::fp16(), DType::bf16()}) {
     for (uint32_t lo = 0; lo + 1 < sign_bit(t); ++lo) {
       const uint32_t hi = lo + 1;
       const double a = decode(t, lo), b = decode(t, hi);
@@ -134,6 +137,8 @@ TEST(DTypeEncode, IeeeTypesRoundToInfinityPastMaxPlusHalfUlp) {
   EXPECT_EQ(0x7c00u, encode(DType::fp16(), 65520.0));
   EXPECT_EQ(0xfc00u, encode(DType::fp16(), -65520.0));
   EXPECT_EQ(0x7f80u, encode(DType::bf16(), 1e39));
+  EXPECT_EQ(0x7f80u, encode(DType::bf16(), std::numeric_limits<float>::max()));
+  EXPECT_EQ(0x7f7fu, encode(DType::bf16(), 3.3961e38)) << "just below max + half ulp";
   EXPECT_EQ(0x7f800000u, encode(DType::fp32(), 1e39));
 }
 
