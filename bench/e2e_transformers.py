@@ -271,7 +271,9 @@ def main() -> int:
     if device.type == "cuda" and device.index is None:
         device = torch.device("cuda", torch.cuda.current_device())
     batches = [int(b) for b in args.batches.split(",")]
-    progress = lambda what: print(f"e2e: {what}", file=sys.stderr, flush=True)  # noqa: E731
+    start = time.perf_counter()
+    progress = lambda what: print(f"e2e [{time.perf_counter() - start:6.1f} s]: {what}",  # noqa: E731
+                                  file=sys.stderr, flush=True)
 
     progress(f"building {args.model} in BF16 on {device}")
     model = build_model(args.model, device, args.seed)
