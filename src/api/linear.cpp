@@ -138,7 +138,7 @@ Status Linear::prepare(int64_t max_tokens) {
         str("qgemm::Linear::prepare: max_tokens=", max_tokens, " must be positive"));
   QGEMM_RETURN_IF_ERROR(out_of_memory_as_status("qgemm::Linear::prepare",
                                                 [&] { return impl_->layer->prepare(max_tokens); }));
-  if (impl_->order) QGEMM_RETURN_IF_ERROR(impl_->order->prepare(impl_->problem.device_info.arch()));
+  if (impl_->order) QGEMM_RETURN_IF_ERROR(impl_->order->prepare(impl_->problem.device_info));
   impl_->prepared_tokens = std::max(impl_->prepared_tokens, max_tokens);
   return Status();
 }

@@ -9,17 +9,23 @@
 namespace qgemm {
 namespace {
 
-constexpr int kThreads = 256;
 // Rows per launch in grid y; the kernel strides over the rest.
 constexpr int64_t kMaxRowCtas = 65535;
+// The staged gather pays from this many rows on. Fewer rows gather directly from global memory:
+// their sectors' overfetch is small and they save a step.
+constexpr int64_t kStagedFromRows = 64;
+// Largest K a staged gather takes: the order lives in shared memory as 16-bit indices.
+constexpr int64_t kMaxStagedK = 65536;
+constexpr int64_t kChunkCols = int64_t{kActGatherThreads} * kActGatherCols;
 
 }  // namespace
 
-KernelSpec act_gather_spec(const std::string& arch) {
+KernelSpec act_gather_spec(const std::string& arch, int max_dynamic_smem) {
   KernelSpec s =
       header_kernel_spec("act_gather", str("act_gather_kernel ", arch), "act_gather/act_gather.cuh",
-                         "&qgemm::act_gather_kernel", arch, kThreads);
+                         "&qgemm::act_gather_kernel", arch, kActGatherThreads);
   s.programmatic_launch = true;
+  s.dynamic_smem = max_dynamic_smem;  // the limit; a staged launch asks for what it needs
   return s;
 }
 
@@ -51,11 +57,13 @@ Expected<ActOrder> ActOrder::create(const std::vector<int32_t>& order, int64_t k
   return o;
 }
 
-Status ActOrder::prepare(const std::string& arch) {
+Status ActOrder::prepare(const DeviceInfo& device) {
   if (device_ < 0 || kernel_.function != nullptr) return Status();
-  auto kernel = get_kernel(act_gather_spec(arch));
+  max_dynamic_smem_ = static_cast<int>(std::max<int64_t>(device.smem_per_block, 0));
+  auto kernel = get_kernel(act_gather_spec(device.arch(), max_dynamic_smem_));
   if (!kernel) return kernel.status();
   kernel_ = *kernel;
+  multiprocessors_ = std::max(device.multiprocessors, 1);
   return Status();
 }
 
@@ -80,9 +88,26 @@ Status ActOrder::gather(const void* a, int64_t m, void* out, Stream stream,
   p.m = static_cast<i32>(m);
   p.k = static_cast<i32>(k_);
   p.lda = k_;
-  const unsigned grid_x = static_cast<unsigned>((k_ + kThreads - 1) / kThreads);
-  const unsigned grid_y = static_cast<unsigned>(std::min(m, kMaxRowCtas));
-  return launch_clusters(kernel_, grid_x, grid_y, 1, 1, 1, programmatic, stream, p);
+  // Staged: only enough slabs (each copies the whole row) to give every SM two CTAs, and rows
+  // spread over four CTAs per SM (each stages its slab's order once). Direct: one chunk of the
+  // order per thread, in registers.
+  const int64_t chunks = (k_ + kChunkCols - 1) / kChunkCols;
+  const int64_t staged_slabs = std::clamp<int64_t>((2 * multiprocessors_ + m - 1) / m, 1, chunks);
+  const int64_t staged_slab_cols = (chunks + staged_slabs - 1) / staged_slabs * kChunkCols;
+  const bool aligned = reinterpret_cast<uintptr_t>(a) % 16 == 0 && k_ % 8 == 0;
+  p.staged = m >= kStagedFromRows && aligned && k_ <= kMaxStagedK &&
+             act_gather_smem_bytes(k_, std::min(staged_slab_cols, k_)) <= max_dynamic_smem_;
+  const int64_t slabs = p.staged ? staged_slabs : chunks;
+  p.slab_cols = static_cast<i32>(p.staged ? staged_slab_cols : kChunkCols);
+  LoadedKernel kernel = kernel_;
+  kernel.dynamic_smem =
+      p.staged ? static_cast<int>(act_gather_smem_bytes(k_, std::min<int64_t>(p.slab_cols, k_)))
+               : 0;
+  const unsigned grid_x = static_cast<unsigned>((k_ + p.slab_cols - 1) / p.slab_cols);
+  const int64_t row_ctas =
+      p.staged ? std::max<int64_t>(1, (4 * multiprocessors_ + slabs - 1) / slabs) : m;
+  const unsigned grid_y = static_cast<unsigned>(std::min({m, row_ctas, kMaxRowCtas}));
+  return launch_clusters(kernel, grid_x, grid_y, 1, 1, 1, programmatic, stream, p);
 }
 
 }  // namespace qgemm

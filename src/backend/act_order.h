@@ -7,12 +7,14 @@
 #include "backend/device_buffer.h"
 #include "jit/kernel_loader.h"
 #include "jit/kernel_spec.h"
+#include "qgemm/device.h"
 #include "qgemm/linear.h"
 
 namespace qgemm {
 
-/// The act-order gather kernel (kernels/act_gather/act_gather.cuh) for one GPU.
-KernelSpec act_gather_spec(const std::string& arch);
+/// The act-order gather kernel (kernels/act_gather/act_gather.cuh) for one GPU, allowed up to
+/// `max_dynamic_smem` bytes of dynamic shared memory (the GPU's opt-in limit).
+KernelSpec act_gather_spec(const std::string& arch, int max_dynamic_smem);
 
 /// The column order of an act-order layer (LinearOptions::k_order): before the layer runs, the
 /// activations' columns are gathered into the weight's stored order, on the GPU by a kernel
@@ -23,8 +25,8 @@ class ActOrder {
   /// it to the current context.
   static Expected<ActOrder> create(const std::vector<int32_t>& order, int64_t k, int device);
 
-  /// Compiles (or loads from the cache) the gather kernel for a GPU layer.
-  Status prepare(const std::string& arch);
+  /// Compiles (or loads from the cache) the gather kernel for a GPU layer on `device`.
+  Status prepare(const DeviceInfo& device);
   /// Workspace bytes of m gathered rows (256-byte aligned, so what follows stays aligned).
   size_t workspace_bytes(int64_t m) const;
   /// Writes a [m][k] (16-bit, model order) into out [m][k] (stored order).
@@ -36,6 +38,8 @@ class ActOrder {
   int device_ = -1;
   DeviceBuffer device_order_;
   LoadedKernel kernel_;
+  int multiprocessors_ = 1;
+  int max_dynamic_smem_ = 0;
 };
 
 }  // namespace qgemm

@@ -47,33 +47,45 @@ TEST(LinearGpu, CpuFallbackFromDeviceMemory) {
 // Act-order layers (LinearOptions::k_order) gather the model-order activations on the GPU: the
 // same bits as the layer without k_order on activations in the stored order, for the decode,
 // mid and large-M kernels; poisoned outputs all written.
+// Both gathers (act_order.cpp): direct below 64 rows, for K past what a row of shared memory
+// holds and for odd K (scalar stores); staged in one slab of several chunks a thread (M = 300)
+// or in slabs of their own (M = 100, K = 8192).
 TEST(LinearGpu, ActOrderGatherGivesTheBitsOfTheStoredOrder) {
   QGEMM_REQUIRE_GPU();
-  const int64_t n = 520, k = 1024;
-  std::vector<int32_t> order(k);
-  for (int64_t c = 0; c < k; ++c) order[c] = static_cast<int32_t>((c * 389 + 7) % k);
+  struct Case {
+    const char* weight;
+    const char* act;
+    int64_t n, k, m;
+  };
+  std::vector<Case> cases;
   for (const auto& [weight, act] :
        {std::pair{"uint4/g128/fp16/zp", "fp16"}, std::pair{"int4/g128/bf16", "bf16"}})
-    for (int64_t m : {1, 40, 300}) {
-      SCOPED_TRACE(str(weight, " x ", act, " M=", m));
-      const WeightFormat wf = *WeightFormat::parse(weight);
-      auto w = quantize_weights(HostValues::of(random_normal(n * k, 31 + m, 0.05f)), 1, n, k, wf);
-      ASSERT_TRUE(w.ok()) << w.status().to_string();
-      auto a = quantize_activations(HostValues::of(random_normal(m * k, 32 + m, 1.0f)), m, k,
-                                    *ActFormat::parse(act));
-      ASSERT_TRUE(a.ok());
-      auto plain = run_linear_on_host_data(*w, *a, {}, DType::bf16(), BackendKind::kJit, 0);
-      auto ordered =
-          run_linear_on_host_data(*w, *a, {}, DType::bf16(), BackendKind::kJit, 0, order);
-      ASSERT_TRUE(plain.ok()) << plain.status().to_string();
-      ASSERT_TRUE(ordered.ok()) << ordered.status().to_string();
-      EXPECT_EQ(ordered->unwritten, 0);
-      EXPECT_EQ(plain->backend, ordered->backend);
-      EXPECT_EQ(plain->c, ordered->c);
-      auto ref = reference_gemm(*a, *w);
-      ASSERT_TRUE(ref.ok());
-      EXPECT_LE(compare(*ref, ordered->c).rel_frobenius, 5e-3);
-    }
+    for (int64_t m : {1, 40, 300}) cases.push_back({weight, act, 520, 1024, m});
+  cases.push_back({"int4/g128/bf16", "bf16", 64, 33024, 40});
+  cases.push_back({"int4/g128/bf16", "bf16", 64, 8192, 100});
+  cases.push_back({"int4/g128/bf16", "bf16", 64, 8192, 300});
+  cases.push_back({"int8/channel/bf16", "bf16", 64, 1001, 100});
+  for (const auto& [weight, act, n, k, m] : cases) {
+    std::vector<int32_t> order(k);
+    for (int64_t c = 0; c < k; ++c) order[c] = static_cast<int32_t>((c * 389 + 7) % k);
+    SCOPED_TRACE(str(weight, " x ", act, " N=", n, " K=", k, " M=", m));
+    const WeightFormat wf = *WeightFormat::parse(weight);
+    auto w = quantize_weights(HostValues::of(random_normal(n * k, 31 + m, 0.05f)), 1, n, k, wf);
+    ASSERT_TRUE(w.ok()) << w.status().to_string();
+    auto a = quantize_activations(HostValues::of(random_normal(m * k, 32 + m, 1.0f)), m, k,
+                                  *ActFormat::parse(act));
+    ASSERT_TRUE(a.ok());
+    auto plain = run_linear_on_host_data(*w, *a, {}, DType::bf16(), BackendKind::kJit, 0);
+    auto ordered = run_linear_on_host_data(*w, *a, {}, DType::bf16(), BackendKind::kJit, 0, order);
+    ASSERT_TRUE(plain.ok()) << plain.status().to_string();
+    ASSERT_TRUE(ordered.ok()) << ordered.status().to_string();
+    EXPECT_EQ(ordered->unwritten, 0);
+    EXPECT_EQ(plain->backend, ordered->backend);
+    EXPECT_EQ(plain->c, ordered->c);
+    auto ref = reference_gemm(*a, *w);
+    ASSERT_TRUE(ref.ok());
+    EXPECT_LE(compare(*ref, ordered->c).rel_frobenius, 5e-3);
+  }
 }
 
 TEST(LinearGpu, RunUnderGraphCaptureNeverCompiles) {

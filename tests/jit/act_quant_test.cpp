@@ -23,7 +23,8 @@ TEST(ActQuant, CompilesForEveryFormatWithoutSpills) {
                             ActQuantConfig::Kernel::kDequantize})
           specs.push_back(ActQuantConfig{*ActFormat::parse(act), input, arch, kernel}.spec());
   // The act-order gather that runs before an act-order layer's GEMM.
-  for (const char* arch : {"sm_75", "sm_80", "sm_90a"}) specs.push_back(act_gather_spec(arch));
+  for (const char* arch : {"sm_75", "sm_80", "sm_90a"})
+    specs.push_back(act_gather_spec(arch, 64 * 1024));
   ASSERT_NO_FATAL_FAILURE(
       testing::for_each_compiled(specs, [](const KernelSpec& spec, const CompiledKernel& k) {
         testing::expect_no_spills(k, spec.config);

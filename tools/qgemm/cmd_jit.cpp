@@ -179,7 +179,7 @@ void add_check_specs(const std::string& arch, SpecSet& set, std::vector<std::str
     set.add(moe_activation_spec(t, arch));
     set.add(moe_reduce_spec(t, arch));
   }
-  set.add(act_gather_spec(arch));
+  set.add(act_gather_spec(arch, 64 * 1024));  // the shared memory limit is set at load
   for (const char* w : kCheckDequant)
     set.add(DequantizeConfig{*WeightFormat::parse(w), DType::bf16(), arch}.spec());
   // The GPU activation quantizers (every target) and the 8-bit-activation tiles (sm_90a) of
