@@ -177,6 +177,7 @@ def decode_split(model, batch: int, args, device: torch.device) -> dict:
             step._step()
         sync(device)
     gemm_us = other_us = 0.0
+    others = []
     for e in prof.key_averages():
         us = e.device_time_total if hasattr(e, "device_time_total") else e.cuda_time_total
         if us <= 0:
@@ -185,8 +186,12 @@ def decode_split(model, batch: int, args, device: torch.device) -> dict:
             gemm_us += us
         else:
             other_us += us
+            others.append((us, e.key))
+    # The costliest of the others, per step: what bounds the ratio a faster GEMM can reach.
+    top = [{"kernel": key[:120], "ms": us / steps / 1000.0}
+           for us, key in sorted(others, reverse=True)[:8]]
     return {"batch": batch, "qgemm_kernels_ms": gemm_us / steps / 1000.0,
-            "other_kernels_ms": other_us / steps / 1000.0}
+            "other_kernels_ms": other_us / steps / 1000.0, "top_other_kernels": top}
 
 
 def swap_in_linears(model, weights: dict, device: torch.device) -> None:
