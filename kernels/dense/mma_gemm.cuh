@@ -36,6 +36,7 @@
 #pragma once
 
 #include "common/base.cuh"
+#include "common/early_weights.cuh"
 #include "common/gathered.cuh"
 #include "common/static_for.cuh"
 #include "dense/mma_gemm_params.cuh"
@@ -92,6 +93,9 @@ struct MmaGemm {
   /// Token positions map to rows of A and C through MmaGemmParams::rows (grouped MoE tiles):
   /// the copy of each activation row and the store of each output row look their row up.
   static constexpr bool kGathered = GatheredCfg<Cfg>::value;
+  /// The ring's tiles (not warp-specialized) copy the weights of every stage they fill ahead
+  /// before the wait for the previous kernel, not the first stage's only (mma_gemm_loop.cuh).
+  static constexpr bool kEarlyWeights = EarlyWeightsCfg<Cfg>::value;
   // NOTE: warp-specialized tiles may take their stages by TMA (Cfg::kTma, tile part " tma"):
   // one thread of the copy warpgroup issues a 2-D box per 64-K activation slab (the map's
   // 128-byte swizzle is act_offset's layout), one for the CTA's weight codes and one per table,

@@ -63,9 +63,18 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run(const MmaGemmParams& p, const MmaGemmMaps* m
   // NOTE: the first stage's weights stream while the previous kernel on the stream finishes
   // (programmatic dependent launch, ptx/grid_dependency.cuh). Only the first: a commit group
   // completes in order, so prefetching more makes the first stage wait for them, which slows
-  // decode more than the early copies gain.
-  if (w.iters > 0)
+  // decode where the wait is short (after a kernel that does not let this one start early).
+  // After one that does (kEarlyWeights: the act-order gather), copying every stage's weights
+  // ahead gains (docs/design.md, "early weights").
+  if constexpr (kEarlyWeights) {
+#pragma unroll
+    for (int s = 0; s < Cfg::kStages - 1; ++s)
+      if (s < w.iters)
+        load_stage_weights(p, loader, smem + s * kStageBytes, w.unit_begin + s * kUnits,
+                           w.unit_end, threadIdx.x);
+  } else if (w.iters > 0) {
     load_stage_weights(p, loader, smem, w.unit_begin, w.unit_end, threadIdx.x);
+  }
   allow_dependent_launch();
   grid_dependency_wait();
 #pragma unroll
@@ -73,7 +82,8 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run(const MmaGemmParams& p, const MmaGemmMaps* m
     if (s < w.iters) {
       u8* stage = smem + s * kStageBytes;
       const int unit0 = w.unit_begin + s * kUnits;
-      if (s > 0) load_stage_weights(p, loader, stage, unit0, w.unit_end, threadIdx.x);
+      if (s > 0 && !kEarlyWeights)
+        load_stage_weights(p, loader, stage, unit0, w.unit_end, threadIdx.x);
       load_stage_acts(p, loader, stage, unit0, w.unit_end, threadIdx.x);
     }
     cp_async_commit();

@@ -94,6 +94,8 @@ Expected<Linear> Linear::create_checked(const QuantizedWeight& weight,
   p.device = options.device;
   p.tuning_table = options.tuning_table;
   p.programmatic_launch = options.programmatic_launch;
+  // An act-order layer's gather lets its GEMM start early (launched programmatically).
+  p.early_weights = !options.k_order.empty() && options.programmatic_launch;
   if (options.device >= 0) {
     const auto devices = list_devices();
     if (options.device >= int(devices.size())) {

@@ -28,6 +28,10 @@ struct LayerProblem {
   std::string tuning_table;
   /// LinearOptions::programmatic_launch.
   bool programmatic_launch = true;
+  /// A kernel of the layer's own runs right before each GEMM and lets it start early (the
+  /// act-order gather, launched programmatically): the decode tiles copy the weights of every
+  /// stage they fill ahead while it runs (MmaGemmConfig::early_weights).
+  bool early_weights = false;
 
   std::string to_string() const;
 };

@@ -160,7 +160,7 @@ std::string MmaGemmConfig::tiling() const {
              : wgmma          ? " wg"
                               : "",
              warps_k > 1 ? str(" kw", warps_k) : std::string(), prescaled ? " ps" : "",
-             tma ? " tma" : "", gathered ? " moe" : "");
+             tma ? " tma" : "", gathered ? " moe" : "", early_weights ? " early" : "");
 }
 
 std::string MmaGemmConfig::to_string() const {
@@ -218,6 +218,17 @@ bool MmaGemmConfig::programmatic_launch() const {
   return arch == "sm_90a" && threads() >= 128 && !gathered;
 }
 
+MmaGemmConfig MmaGemmConfig::early_weights_variant() const {
+  MmaGemmConfig c = *this;
+  if (warp_specialized || !programmatic_launch()) return c;
+  c.early_weights = true;
+  if (c.stages == 2 && c.units_per_stage % 2 == 0) {
+    c.units_per_stage /= 2;
+    c.stages = 4;
+  }
+  return c;
+}
+
 bool MmaGemmConfig::marks_partials() const {
   // The kernel's condition (MmaGemm::kMarkedPartials): the 16-token mma.sync tile.
   return !wgmma && frags_m == 2;
@@ -267,6 +278,7 @@ KernelSpec MmaGemmConfig::spec() const {
           "  static constexpr bool kTma = ",
           tma ? "true" : "false", ";\n",
           gathered ? "  static constexpr bool kGathered = true;\n" : "",
+          early_weights ? "  static constexpr bool kEarlyWeights = true;\n" : "",
           "};\n"
           "template __global__ void qgemm::", family,
           "_kernel<Cfg>(const qgemm::MmaGemmParams, const __grid_constant__ qgemm::MmaGemmMaps",

@@ -52,6 +52,10 @@ struct MmaGemmConfig {
   /// the weights come by TMA and the gathered rows by cp.async; launched with K unsplit and
   /// without programmatic launch.
   bool gathered = false;
+  /// Ring tiles (not warp-specialized): the weights of every stage the ring fills ahead are
+  /// copied before the wait for the previous kernel, for layers whose previous kernel lets them
+  /// start early (MmaGemm::kEarlyWeights; LayerProblem::early_weights).
+  bool early_weights = false;
   std::string arch = "sm_80";
 
   /// The format part of a config for a layer; tiling left at defaults.
@@ -68,6 +72,12 @@ struct MmaGemmConfig {
   /// The expansion kernel (kernels/dense_expand/dense_expand.cuh) for this config's format: it
   /// writes the packed weight out as a dense fp16/bf16 matrix for the cuBLAS large-M path.
   KernelSpec dequant_spec() const;
+
+  /// The tile an act-order layer runs in this one's place (LayerProblem::early_weights): ring
+  /// tiles launched programmatically copy every stage's weights before the wait, and a
+  /// two-stage ring becomes four stages of half the K (the same bytes, three stages ahead
+  /// instead of one). Other tiles are returned as they are.
+  MmaGemmConfig early_weights_variant() const;
 
   /// Compute warps plus the copy warpgroup when warp-specialized.
   int threads() const { return 32 * warps_n * warps_m * warps_k + (warp_specialized ? 128 : 0); }

@@ -238,5 +238,40 @@ TEST(DensePlan, KernelBudgetDropsTheSmallLayersKw2TileOnlyWhereItWouldBeTheSixth
   EXPECT_TRUE(fp16.bucket_for(4096).expand);
 }
 
+// Act-order layers' decode tiles (early_weights_variant): on Hopper a two-stage ring becomes four
+// stages of half the K (the same ring bytes) whose weights all go before the wait; the
+// warp-specialized tiles and other GPUs' tiles stay as planned.
+TEST(DensePlan, EarlyWeightsVariantOnlyForProgrammaticRingTiles) {
+  const WeightFormat w = *WeightFormat::parse("int4/g128/bf16");
+  auto hopper =
+      plan_mma_gemm(8192, 8192, w, DType::bf16(), DType::bf16(), *device_preset("sm_90a"));
+  ASSERT_TRUE(hopper.ok()) << hopper.status().to_string();
+  int rings = 0;
+  for (const MmaPlanEntry& e : *hopper) {
+    const MmaGemmConfig v = e.config.early_weights_variant();
+    if (e.config.warp_specialized) {
+      EXPECT_FALSE(v.early_weights) << e.config.to_string();
+      EXPECT_EQ(e.config.to_string(), v.to_string());
+      continue;
+    }
+    ++rings;
+    EXPECT_TRUE(v.early_weights) << e.config.to_string();
+    EXPECT_TRUE(v.validate().ok()) << v.to_string() << ": " << v.validate().to_string();
+    EXPECT_EQ(e.config.units_per_stage * e.config.stages, v.units_per_stage * v.stages)
+        << "same ring K: " << e.config.to_string() << " -> " << v.to_string();
+    EXPECT_GE(v.stages, 4) << v.to_string();
+    EXPECT_NE(v.to_string().find(" early"), std::string::npos) << v.to_string();
+    EXPECT_NE(v.spec().source.find("kEarlyWeights = true"), std::string::npos);
+    EXPECT_EQ(e.config.spec().source.find("kEarlyWeights"), std::string::npos)
+        << "planned tiles keep their source (and cache keys)";
+  }
+  EXPECT_GT(rings, 0) << "the 8192x8192 plan has decode ring tiles";
+  auto ampere = plan_mma_gemm(8192, 8192, w, DType::bf16(), DType::bf16(), *device_preset("sm_80"));
+  ASSERT_TRUE(ampere.ok());
+  for (const MmaPlanEntry& e : *ampere)
+    EXPECT_FALSE(e.config.early_weights_variant().early_weights)
+        << "no programmatic launch before sm_90a: " << e.config.to_string();
+}
+
 }  // namespace
 }  // namespace qgemm

@@ -5,6 +5,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -135,6 +136,13 @@ void add_check_specs(const std::string& arch, SpecSet& set, std::vector<std::str
       continue;
     }
     for (size_t i = 0; i < plan->size(); ++i) set.add((*plan)[i].config.spec(), m_range(*plan, i));
+    // GPTQ's formats also as act-order layers run them (MmaGemmConfig::early_weights_variant).
+    if (f.weight == std::string_view("int4/g128/bf16") ||
+        f.weight == std::string_view("uint4/g128/fp16/zp"))
+      for (size_t i = 0; i < plan->size(); ++i) {
+        const MmaGemmConfig c = (*plan)[i].config.early_weights_variant();
+        if (c.early_weights) set.add(c.spec(), "act-order " + m_range(*plan, i));
+      }
     // The grouped MoE tiles of the same layer (gathered rows, cp.async stage copies).
     if (auto grouped = plan_moe_grouped(kCheckN, kCheckK, weight, *parse_dtype(f.act),
                                         *parse_dtype(f.out), device)) {
