@@ -28,7 +28,8 @@ Producers, all run on the CPU:
                    changes the float weights), dequantized by awq.utils.packing_utils.
                    dequantize_gemm; GPTQModel's dequantize_gemm must agree.
 
-Both GPTQ producers also pack 3-bit codes; the importer reads 2, 4 and 8 bits, so no case has 3.
+3-bit cases: both producers pack 32 codes into three words (fields straddle them); GPTQModel
+shifts v1 3-bit zero points field by field, not as whole words.
 
 Needs torch, gptqmodel==7.7.0, auto-gptq==0.7.1 and autoawq==0.2.9 (pip installs all three on a
 machine without CUDA; their CUDA kernels are not used); the fixtures are committed, so CI needs
@@ -45,6 +46,7 @@ import shutil
 import sys
 import threading
 import types
+import zlib
 from importlib.metadata import version
 
 import torch
@@ -63,6 +65,10 @@ GPTQMODEL_CASES = {
     "int8_g128_sym": (8, 128, True, False, "gptq", 64, 256, torch.bfloat16),
     "int8_g64_asym": (8, 64, False, False, "gptq", 64, 256, torch.float16),
     "int2_g64_asym": (2, 64, False, False, "gptq", 96, 256, torch.float16),
+    "int3_g128_sym": (3, 128, True, False, "gptq", 64, 256, torch.float16),
+    "int3_g32_asym": (3, 32, False, False, "gptq", 96, 256, torch.float16),
+    "int3_g64_asym_act_order": (3, 64, False, True, "gptq", 64, 256, torch.float16),
+    "int3_g64_asym_v2": (3, 64, False, False, "gptq_v2", 64, 256, torch.float16),
     "int4_g64_asym_v2": (4, 64, False, False, "gptq_v2", 64, 256, torch.float16),
     "int2_g32_asym_v2": (2, 32, False, False, "gptq_v2", 64, 256, torch.float16),
     # A v1 zero point of 0 (rows whose first group is all positive): GPTQModel stores it as
@@ -74,6 +80,7 @@ AUTOGPTQ_CASES = {
     "int4_g32_asym_act_order": (4, 32, False, True, "gptq", 64, 256, torch.float16),
     "int8_g128_asym": (8, 128, False, False, "gptq", 64, 256, torch.float16),
     "int2_g64_sym": (2, 64, True, False, "gptq", 64, 256, torch.float16),
+    "int3_g64_asym": (3, 64, False, False, "gptq", 64, 256, torch.float16),
 }
 # name: (group_size, zero_point, N, K, weight dtype)
 AUTOAWQ_CASES = {
@@ -313,15 +320,15 @@ def main() -> int:
     for root in (gptq_root, awq_root):
         if os.path.isdir(root):
             shutil.rmtree(root)
-    seed = 0
     for producer, cases, root, write in (
             ("gptqmodel", GPTQMODEL_CASES, gptq_root, gptqmodel_case),
             ("autogptq", AUTOGPTQ_CASES, gptq_root, autogptq_case),
             ("autoawq", AUTOAWQ_CASES, awq_root, autoawq_case),
             ("gptqmodel", GPTQMODEL_AWQ_CASES, awq_root, gptqmodel_awq_case)):
         for name, args in sorted(cases.items()):
-            seed += 1
             folder = os.path.join(root, f"{producer}_{name}")
+            # A seed of the case's own, so adding a case leaves the others' fixtures as they are.
+            seed = zlib.crc32(f"{os.path.basename(root)}/{producer}_{name}".encode()) % 100000
             n, k = args[-3], args[-2]
             finish(folder, write(folder, *args, seed), n, k)
     versions = (f"GPTQModel {version('gptqmodel')}, AutoGPTQ {version('auto-gptq')}, "

@@ -12,12 +12,12 @@ namespace qgemm {
 
 /// The quantization section of a GPTQ checkpoint's config.json (quantize_config.json).
 struct GptqConfig {
-  int bits = 4;           ///< 2, 4 or 8
+  int bits = 4;           ///< 2, 3, 4 or 8
   int group_size = 128;   ///< columns of K per scale; -1: one scale per output channel
   bool desc_act = false;  ///< act-order: g_idx assigns the columns of K to groups
   /// checkpoint_format "gptq_v2": zero points stored as they are. The original format ("gptq")
   /// stores them minus one, subtracted from each packed word as a whole (a 0 borrows from the
-  /// next field).
+  /// next field), 3-bit ones field by field.
   bool v2 = false;
 };
 

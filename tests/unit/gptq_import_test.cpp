@@ -56,27 +56,42 @@ GptqLayer random_layer(int bits, int64_t n, int64_t k, int64_t group, bool symme
   return l;
 }
 
+// Sets field `value` at bit b of the little-endian bit stream words[0], words[stride], ...
+// (3-bit fields straddle words, as AutoGPTQ's pack writes them: 10 fields, a split one, ...).
+void put_field(std::vector<uint32_t>& words, int64_t first, int64_t stride, int64_t b, int bits,
+               uint32_t value) {
+  const uint64_t v = uint64_t(value) << (b % 32);
+  words[first + (b / 32) * stride] |= uint32_t(v);
+  if (b % 32 + bits > 32) words[first + (b / 32 + 1) * stride] |= uint32_t(v >> 32);
+}
+
 // Packs the layer as GPTQ stores it (v1 zero points minus one) and writes the checkpoint.
 void write_gptq(const fs::path& path, const GptqLayer& l, bool v2, bool with_g_idx) {
-  const int per_word = 32 / l.bits;
-  std::vector<uint32_t> qweight(l.k / per_word * l.n, 0), qzeros(l.k / l.group * l.n / per_word, 0);
+  const int64_t k_words = l.k * l.bits / 32, z_words = l.n * l.bits / 32;
+  const int64_t groups = l.k / l.group;
+  const uint32_t mask = (1u << l.bits) - 1;
+  std::vector<uint32_t> qweight(k_words * l.n, 0), qzeros(groups * z_words, 0);
   for (int64_t kk = 0; kk < l.k; ++kk)
     for (int64_t nn = 0; nn < l.n; ++nn)
-      qweight[(kk / per_word) * l.n + nn] |= l.q[kk * l.n + nn] << (l.bits * (kk % per_word));
-  // Zero points packed as meant; v1 then subtracts a one from every field of the packed word as
-  // one 32-bit subtraction (GPTQModel and AutoGPTQ do), so a zero point of 0 borrows.
-  uint32_t ones = 0;
-  for (int j = 0; j < per_word; ++j) ones |= 1u << (l.bits * j);
-  for (int64_t g = 0; g < l.k / l.group; ++g)
-    for (int64_t nn = 0; nn < l.n; ++nn)
-      qzeros[g * (l.n / per_word) + nn / per_word] |= uint32_t(l.zeros[g * l.n + nn])
-                                                      << (l.bits * (nn % per_word));
-  if (!v2)
+      put_field(qweight, nn, l.n, kk * l.bits, l.bits, l.q[kk * l.n + nn]);
+  // v1: 3-bit zero points are stored minus one field by field (GPTQModel); the others packed as
+  // meant, then a one is subtracted from every field of the packed word as one 32-bit
+  // subtraction (GPTQModel and AutoGPTQ do), so a zero point of 0 borrows.
+  const bool per_field = l.bits == 3;
+  for (int64_t g = 0; g < groups; ++g)
+    for (int64_t nn = 0; nn < l.n; ++nn) {
+      const uint32_t z = uint32_t(l.zeros[g * l.n + nn]);
+      put_field(qzeros, g * z_words, 1, nn * l.bits, l.bits, v2 || !per_field ? z : (z - 1) & mask);
+    }
+  if (!v2 && !per_field) {
+    uint32_t ones = 0;
+    for (int j = 0; j < 32 / l.bits; ++j) ones |= 1u << (l.bits * j);
     for (uint32_t& word : qzeros) word -= ones;
+  }
   std::vector<Tensor> tensors = {
-      int32_tensor("layer.qweight", {l.k / per_word, l.n}, qweight),
-      int32_tensor("layer.qzeros", {l.k / l.group, l.n / per_word}, qzeros),
-      fp16_tensor("layer.scales", {l.k / l.group, l.n}, l.scales),
+      int32_tensor("layer.qweight", {k_words, l.n}, qweight),
+      int32_tensor("layer.qzeros", {groups, z_words}, qzeros),
+      fp16_tensor("layer.scales", {groups, l.n}, l.scales),
   };
   if (with_g_idx)
     tensors.push_back(
@@ -142,6 +157,19 @@ TEST_F(GptqImport, AVersionOneZeroPointOfZeroBorrowsFromTheNextField) {
   expect_exact(l, {4, 128, false, false}, false, "uint4/g128/fp16/zp");
 }
 
+// 3-bit fields straddle the packed words (the 11th and 22nd of every 32), in qweight along K
+// and in qzeros along N.
+TEST_F(GptqImport, ThreeBitFieldsAcrossWords) {
+  expect_exact(random_layer(3, 96, 256, 128, true, false, 11), {3, 128, false, false}, false,
+               "int3/g128/fp16");
+  expect_exact(random_layer(3, 64, 256, 64, false, false, 12), {3, 64, false, false}, false,
+               "uint3/g64/fp16/zp");
+  expect_exact(random_layer(3, 64, 256, 64, false, false, 13), {3, 64, false, true}, false,
+               "uint3/g64/fp16/zp");
+  expect_exact(random_layer(3, 32, 256, 32, false, true, 14), {3, 32, true, false}, true,
+               "uint3/g32/fp16/zp");
+}
+
 TEST_F(GptqImport, MalformedLayersAreClearErrors) {
   const GptqLayer l = random_layer(4, 64, 256, 128, true, false, 8);
   write_gptq(dir_ / "model.safetensors", l, false, true);
@@ -156,7 +184,10 @@ TEST_F(GptqImport, MalformedLayersAreClearErrors) {
                 .find("tensor 'layer.scales' has the wrong "
                       "shape"),
             std::string::npos);
-  EXPECT_NE(error_of("layer", {3, 128, false, false}).find("reads 2, 4 and 8 bits"),
+  EXPECT_NE(error_of("layer", {5, 128, false, false}).find("reads 2, 3, 4 and 8 bits"),
+            std::string::npos);
+  // 32 rows of 4-bit words read as 3-bit: 32 codes take three words.
+  EXPECT_NE(error_of("layer", {3, 128, false, false}).find("rows a multiple of 3"),
             std::string::npos);
   // A g_idx whose groups are not all the group size.
   GptqLayer uneven = l;
