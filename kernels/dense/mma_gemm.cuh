@@ -36,8 +36,7 @@
 #pragma once
 
 #include "common/base.cuh"
-#include "common/early_weights.cuh"
-#include "common/gathered.cuh"
+#include "common/cfg_flags.cuh"
 #include "common/static_for.cuh"
 #include "dense/mma_gemm_params.cuh"
 #include "dense/mma_layout.cuh"

@@ -24,7 +24,7 @@
 #pragma once
 
 #include "common/base.cuh"
-#include "common/gathered.cuh"
+#include "common/cfg_flags.cuh"
 #include "dense_act8/dense_act8_params.cuh"
 #include "ptx/cluster.cuh"
 #include "ptx/cp_async.cuh"
