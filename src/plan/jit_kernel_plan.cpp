@@ -14,6 +14,10 @@ std::string range_text(int64_t lo, int64_t hi) {
 
 }  // namespace
 
+void JitKernelPlan::use_early_weights() {
+  for (JitBucket& b : buckets) b.config = b.config.early_weights_variant();
+}
+
 const JitBucket& JitKernelPlan::bucket_for(int64_t m) const {
   for (const JitBucket& b : buckets)
     if (m <= b.max_m) return b;

@@ -40,6 +40,9 @@ struct JitKernelPlan {
   /// range each serves ("1-8", "65+", "512+ (then cuBLASLt)").
   std::vector<KernelSpec> kernels(int64_t max_tokens,
                                   std::vector<std::string>* ranges = nullptr) const;
+  /// The plan an act-order layer runs: each bucket's tile as its early_weights_variant (the
+  /// gather before the GEMM lets it start early).
+  void use_early_weights();
 };
 
 /// The value of LinearOptions::tuning_table that turns tables off.
