@@ -1,10 +1,12 @@
 #include "qgemm/dtype.h"
-#include "util/error.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
+
+#include "util/error.h"
 
 namespace qgemm {
 namespace {
@@ -287,9 +289,56 @@ uint32_t encode(DType t, double x) {
 
 double round_to(DType t, double x) { return decode(t, encode(t, x)); }
 
+namespace {
+
+// Round-to-nearest-even of a finite x into a small float type (e2m1 .. e5m2) by the
+// midpoints between its non-negative finite values: quantizers encode every weight, and the
+// generic coder's frexp/ldexp per value dominated them. The same bits as encode_float (the
+// midpoint test compares every value, midpoint and neighbour).
+class SmallFloatRounder {
+ public:
+  explicit SmallFloatRounder(DType t) {
+    for (uint32_t code = 0; code < (1u << (t.bits - 1)); ++code) {
+      const double v = decode(t, code);
+      if (!std::isfinite(v)) break;  // codes grow with their values up to inf / NaN
+      values_.push_back(v);
+    }
+    for (size_t i = 0; i + 1 < values_.size(); ++i)
+      mids_.push_back(0.5 * (values_[i] + values_[i + 1]));
+    sign_ = 1u << (t.bits - 1);
+  }
+  /// x clamped to +-max first (the saturating coder's rule).
+  uint32_t encode(double x) const {
+    const double a = std::min(std::fabs(x), values_.back());
+    // The first midpoint not below a: codes below it round down to i, a tie goes to the even one.
+    const size_t i = std::lower_bound(mids_.begin(), mids_.end(), a) - mids_.begin();
+    uint32_t code = static_cast<uint32_t>(i);
+    if (i < mids_.size() && a == mids_[i] && (code & 1u)) code += 1;
+    return std::signbit(x) ? code | sign_ : code;
+  }
+
+ private:
+  std::vector<double> values_, mids_;
+  uint32_t sign_ = 0;
+};
+
+const SmallFloatRounder* small_float_rounder(DType t) {
+  static const SmallFloatRounder rounders[] = {
+      SmallFloatRounder(DType::e2m1()), SmallFloatRounder(DType::e2m3()),
+      SmallFloatRounder(DType::e3m2()), SmallFloatRounder(DType::e4m3()),
+      SmallFloatRounder(DType::e5m2())};
+  for (size_t i = 0; i < std::size(kSmallFloats); ++i)
+    if (t == kSmallFloats[i]) return &rounders[i];
+  return nullptr;
+}
+
+}  // namespace
+
 uint32_t encode_saturating(DType t, double x) {
-  if (t.type_class == TypeClass::kFloat && std::isfinite(x))
+  if (t.type_class == TypeClass::kFloat && std::isfinite(x)) {
+    if (const SmallFloatRounder* r = small_float_rounder(t)) return r->encode(x);
     x = std::clamp(x, -t.max_value(), t.max_value());
+  }
   return encode(t, x);
 }
 

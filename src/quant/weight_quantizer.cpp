@@ -68,16 +68,23 @@ Expected<QuantizedWeight> quantize_weights_checked(const HostValues& w, int64_t 
   q.k = k;
   q.codes.assign(experts * n * q.row_bytes(), 0);
   const int64_t rows = format.scale_rows(n), cols = format.scale_cols(k);
-  // Pass 1: each weight row's range per scale column; also rejects non-finite input.
+  // Pass 1: each weight row's range per scale column; also rejects non-finite input. The scale
+  // column of every k is looked up once, and fp32 input is read in place.
   const int64_t row_cols = std::max<int64_t>(cols, 1);
+  std::vector<int32_t> col_of(k, 0);
+  if (cols > 0)
+    for (int64_t c = 0; c < k; ++c) col_of[c] = static_cast<int32_t>(format.scale_col(c));
+  const float* fp32 = w.type == DType::fp32() ? static_cast<const float*>(w.data) : nullptr;
+  const auto value = [&](int64_t i) { return fp32 ? fp32[i] : w.at(i); };
   std::vector<Range> row_ranges(experts * n * row_cols);
   std::atomic<int64_t> bad_index{-1};
   parallel_for(experts * n, 64, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
+      Range* ranges = &row_ranges[r * row_cols];
       for (int64_t c = 0; c < k; ++c) {
-        const float v = w.at(r * k + c);
+        const float v = value(r * k + c);
         if (!std::isfinite(v)) bad_index = r * k + c;
-        row_ranges[r * row_cols + (cols > 0 ? format.scale_col(c) : 0)].add(v);
+        ranges[col_of[c]].add(v);
       }
     }
   });
@@ -126,16 +133,37 @@ Expected<QuantizedWeight> quantize_weights_checked(const HostValues& w, int64_t 
   }
 
   // Pass 3: codes. Encoding x / (scale * global) + zero is round-to-nearest in the code domain.
+  // A row's codes are written as one bit stream; integer codes are encoded here as encode()
+  // does (clamp, round half to even, two's complement bits).
+  const bool int_codes = format.type.is_int();
+  const double lo = format.type.min_value(), hi = format.type.max_value();
+  const uint32_t mask = (1u << format.type.bits) - 1;
   parallel_for(experts * n, 64, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const int64_t e = r / n, row = r % n;
       const double global = format.global_scale ? q.global[e] : 1.0;
+      const int64_t cell0 = q.scale_index(e, row, 0) - col_of[0];
+      uint8_t* out = q.codes.data() + r * q.row_bytes();
+      uint64_t acc = 0;
+      int have = 0;
       for (int64_t c = 0; c < k; ++c) {
-        const int64_t si = q.scale_index(e, row, c);
-        double x = w.at(r * k + c) / (double(q.scales[si]) * global);
+        const int64_t si = cell0 + col_of[c];
+        double x = value(r * k + c) / (double(q.scales[si]) * global);
         if (format.has_zero_points()) x += q.zeros[si];
-        q.set_code(e, row, c, encode_saturating(format.type, x));
+        uint32_t code;
+        if (int_codes) {
+          code = std::isnan(x) ? 0u
+                               : static_cast<uint32_t>(
+                                     static_cast<int64_t>(std::nearbyint(std::clamp(x, lo, hi)))) &
+                                     mask;
+        } else {
+          code = encode_saturating(format.type, x);
+        }
+        acc |= uint64_t(code & mask) << have;
+        have += format.type.bits;
+        for (; have >= 8; have -= 8, acc >>= 8) *out++ = uint8_t(acc);
       }
+      if (have > 0) *out = uint8_t(acc);
     }
   });
   return q;
