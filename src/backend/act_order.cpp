@@ -94,15 +94,14 @@ Status ActOrder::gather(const void* a, int64_t m, void* out, Stream stream,
   const int64_t chunks = (k_ + kChunkCols - 1) / kChunkCols;
   const int64_t staged_slabs = std::clamp<int64_t>((2 * multiprocessors_ + m - 1) / m, 1, chunks);
   const int64_t staged_slab_cols = (chunks + staged_slabs - 1) / staged_slabs * kChunkCols;
+  const int64_t staged_smem = act_gather_smem_bytes(k_, std::min(staged_slab_cols, k_));
   const bool aligned = reinterpret_cast<uintptr_t>(a) % 16 == 0 && k_ % 8 == 0;
-  p.staged = m >= kStagedFromRows && aligned && k_ <= kMaxStagedK &&
-             act_gather_smem_bytes(k_, std::min(staged_slab_cols, k_)) <= max_dynamic_smem_;
+  p.staged =
+      m >= kStagedFromRows && aligned && k_ <= kMaxStagedK && staged_smem <= max_dynamic_smem_;
   const int64_t slabs = p.staged ? staged_slabs : chunks;
   p.slab_cols = static_cast<i32>(p.staged ? staged_slab_cols : kChunkCols);
   LoadedKernel kernel = kernel_;
-  kernel.dynamic_smem =
-      p.staged ? static_cast<int>(act_gather_smem_bytes(k_, std::min<int64_t>(p.slab_cols, k_)))
-               : 0;
+  kernel.dynamic_smem = p.staged ? static_cast<int>(staged_smem) : 0;
   const unsigned grid_x = static_cast<unsigned>((k_ + p.slab_cols - 1) / p.slab_cols);
   const int64_t row_ctas =
       p.staged ? std::max<int64_t>(1, (4 * multiprocessors_ + slabs - 1) / slabs) : m;

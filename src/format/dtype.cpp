@@ -6,6 +6,8 @@
 #include <limits>
 #include <vector>
 
+#include "format/half.h"
+#include "format/int_codes.h"
 #include "util/error.h"
 
 namespace qgemm {
@@ -111,54 +113,30 @@ uint32_t encode_exponent(double x) {
   return std::min<uint32_t>(code, 254);
 }
 
-// NOTE: fp16 and bf16 take these fast paths (importers and packers convert every scale);
-// they give the generic coder's bits (tests compare them on every code and midpoint).
-// A finite fp16 or bf16 code as a double, or false for inf and NaN codes.
+// NOTE: fp16 and bf16 take these fast paths (importers and packers convert every scale), the
+// bulk converters of format/half.h; they give the generic coder's bits (tests compare them on
+// every code and midpoint).
+// A finite fp16 or bf16 code as a double, or false for other types and inf and NaN codes.
 bool decode_half_fast(DType t, uint32_t code, double& value) {
-  if (t == DType::bf16()) {
-    if ((code & 0x7f80u) == 0x7f80u) return false;
-    const uint32_t bits = code << 16;
-    float f;
-    std::memcpy(&f, &bits, 4);
-    value = f;
+  if (t == DType::bf16() && (code & 0x7f80u) != 0x7f80u) {
+    value = bf16_to_float(static_cast<uint16_t>(code));
     return true;
   }
-#ifdef __FLT16_MAX__
-  if (t == DType::fp16()) {
-    if ((code & 0x7c00u) == 0x7c00u) return false;
-    const auto bits = static_cast<uint16_t>(code);
-    _Float16 h;
-    std::memcpy(&h, &bits, 2);
-    value = static_cast<double>(h);
+  if (t == DType::fp16() && (code & 0x7c00u) != 0x7c00u) {
+    value = fp16_to_float(static_cast<uint16_t>(code));
     return true;
   }
-#endif
   return false;
 }
 
-// x rounded to nearest even in fp16 or bf16, for x that is not NaN; false for other types and
-// (bf16) values that a float does not hold exactly.
+// x rounded to nearest even in fp16 or bf16 where x is a float (one rounding, as the generic
+// coder's) and not NaN; false otherwise.
 bool encode_half_fast(DType t, double x, uint32_t& code) {
-  if (t == DType::bf16()) {
-    // A float's bits rounded at bit 16 (ties to even); the carry makes the next binade or inf.
-    const auto f = static_cast<float>(x);
-    if (static_cast<double>(f) != x) return false;
-    uint32_t bits;
-    std::memcpy(&bits, &f, 4);
-    code = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
-    return true;
-  }
-#ifdef __FLT16_MAX__
-  if (t == DType::fp16()) {
-    // One IEEE rounding from double, as the generic coder does.
-    const auto h = static_cast<_Float16>(x);
-    uint16_t bits;
-    std::memcpy(&bits, &h, 2);
-    code = bits;
-    return true;
-  }
-#endif
-  return false;
+  if (!(t == DType::bf16() || t == DType::fp16())) return false;
+  const auto f = static_cast<float>(x);
+  if (static_cast<double>(f) != x) return false;
+  code = float_to_half_code(t, f);
+  return true;
 }
 
 }  // namespace
@@ -267,11 +245,8 @@ double decode(DType t, uint32_t code) {
 uint32_t encode(DType t, double x) {
   switch (t.type_class) {
     case TypeClass::kSignedInt:
-    case TypeClass::kUnsignedInt: {
-      if (std::isnan(x)) return 0;
-      const double v = std::nearbyint(std::clamp(x, t.min_value(), t.max_value()));
-      return static_cast<uint32_t>(static_cast<int64_t>(v)) & code_mask(t);
-    }
+    case TypeClass::kUnsignedInt:
+      return encode_int(x, t.min_value(), t.max_value(), code_mask(t));
     case TypeClass::kExponent:
       return encode_exponent(x);
     case TypeClass::kFloat:

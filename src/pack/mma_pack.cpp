@@ -145,8 +145,8 @@ Expected<MmaPackedWeight> pack_mma(const QuantizedWeight& w, int64_t expert, DTy
       have -= p.bits;
     }
   };
-  // Codes that never split across words (4- and 8-bit): each word of a unit gathers whole codes
-  // and is written once. Which (row, k) of the unit each of its codes comes from:
+  // Codes that never split across words (2-, 4- and 8-bit): each word of a unit gathers whole
+  // codes and is written once. Which (row, k) of the unit each of its codes comes from:
   bool single_piece = int64_t(pieces.size()) == 16 * unit_k;
   const int codes_per_word = 32 / p.bits;
   struct WordCode {

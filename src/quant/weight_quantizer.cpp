@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "format/int_codes.h"
 #include "qgemm/quantized.h"
 #include "quant/scale_recipe.h"
 #include "util/error.h"
@@ -133,8 +134,7 @@ Expected<QuantizedWeight> quantize_weights_checked(const HostValues& w, int64_t 
   }
 
   // Pass 3: codes. Encoding x / (scale * global) + zero is round-to-nearest in the code domain.
-  // A row's codes are written as one bit stream; integer codes are encoded here as encode()
-  // does (clamp, round half to even, two's complement bits).
+  // A row's codes are written as one bit stream; integer codes by encode()'s rule, inline.
   const bool int_codes = format.type.is_int();
   const double lo = format.type.min_value(), hi = format.type.max_value();
   const uint32_t mask = (1u << format.type.bits) - 1;
@@ -150,15 +150,8 @@ Expected<QuantizedWeight> quantize_weights_checked(const HostValues& w, int64_t 
         const int64_t si = cell0 + col_of[c];
         double x = value(r * k + c) / (double(q.scales[si]) * global);
         if (format.has_zero_points()) x += q.zeros[si];
-        uint32_t code;
-        if (int_codes) {
-          code = std::isnan(x) ? 0u
-                               : static_cast<uint32_t>(
-                                     static_cast<int64_t>(std::nearbyint(std::clamp(x, lo, hi)))) &
-                                     mask;
-        } else {
-          code = encode_saturating(format.type, x);
-        }
+        const uint32_t code =
+            int_codes ? encode_int(x, lo, hi, mask) : encode_saturating(format.type, x);
         acc |= uint64_t(code & mask) << have;
         have += format.type.bits;
         for (; have >= 8; have -= 8, acc >>= 8) *out++ = uint8_t(acc);
