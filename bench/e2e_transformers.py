@@ -44,10 +44,45 @@ MODELS = {
 }
 
 
-def build_model(name: str, device: torch.device, seed: int):
+def decode_gqa_attention(module, query, key, value, attention_mask, **kwargs):
+    """transformers' SDPA attention, except that a decode step (one query per sequence) of a
+    grouped-query layer runs each KV head's group of query heads as that head's queries, so
+    the KV cache is read once and never repeated to every query head. transformers' own SDPA
+    path does the same from version 5.25 on; older versions copy K and V once per query head
+    (repeat_kv) whenever the static cache's mask is present, which costs more than the
+    attention itself at batch 16 and up."""
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+    groups = getattr(module, "num_key_value_groups", 1)
+    batch, heads, q_len, dim = query.shape
+    mask_ok = attention_mask is None or (attention_mask.dim() == 4 and attention_mask.shape[1] == 1)
+    if q_len != 1 or groups == 1 or not mask_ok or kwargs.get("output_attentions", False):
+        return sdpa_attention_forward(module, query, key, value, attention_mask, **kwargs)
+    kv_heads = key.shape[1]
+    packed = query.reshape(batch, kv_heads, groups, dim)  # head h = kv_head * groups + g
+    out = torch.nn.functional.scaled_dot_product_attention(
+        packed, key, value, attn_mask=attention_mask, dropout_p=0.0,
+        scale=kwargs.get("scaling"))
+    return out.reshape(batch, heads, 1, dim).transpose(1, 2).contiguous(), None
+
+
+ATTENTION = {
+    # name: the transformers attention implementation the model runs
+    "sdpa": "sdpa",
+    "sdpa-decode-gqa": "qgemm_bench_decode_gqa",
+}
+
+
+def register_attention() -> None:
+    from transformers import AttentionInterface
+    from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, sdpa_mask
+    AttentionInterface.register(ATTENTION["sdpa-decode-gqa"], decode_gqa_attention)
+    ALL_MASK_ATTENTION_FUNCTIONS.register(ATTENTION["sdpa-decode-gqa"], sdpa_mask)
+
+
+def build_model(name: str, device: torch.device, seed: int, attention: str):
     from transformers import LlamaConfig, LlamaForCausalLM
     config = LlamaConfig(**MODELS[name], torch_dtype=torch.bfloat16)
-    config._attn_implementation = "sdpa"
+    config._attn_implementation = ATTENTION[attention]
     torch.manual_seed(seed)
     with torch.device(device):
         model = LlamaForCausalLM(config).to(torch.bfloat16)
@@ -264,12 +299,16 @@ def main() -> int:
     parser.add_argument("--accuracy-length", type=int, default=128)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--eager", action="store_true", help="no CUDA graph for the decode step")
+    parser.add_argument("--attention", choices=sorted(ATTENTION), default="sdpa-decode-gqa",
+                        help="attention of both models: transformers' SDPA, or SDPA with a "
+                             "decode step's query heads grouped by KV head (no repeated KV cache)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", help="JSON report")
     parser.add_argument("--plot", help="SVG of decode tokens/s")
     args = parser.parse_args()
 
     import qgemm
+    import transformers
     from qgemm.torch import quantize_
 
     device = torch.device(args.device)
@@ -281,11 +320,13 @@ def main() -> int:
                                   file=sys.stderr, flush=True)
 
     progress(f"building {args.model} in BF16 on {device}")
-    model = build_model(args.model, device, args.seed)
+    register_attention()
+    model = build_model(args.model, device, args.seed, args.attention)
     report = {"schema": "qgemm-e2e/1", "command": " ".join(sys.argv),
               "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
-              "torch": torch.__version__, "qgemm": qgemm.__version__, "model": args.model,
+              "torch": torch.__version__, "transformers": transformers.__version__,
+              "qgemm": qgemm.__version__, "model": args.model, "attention": args.attention,
               "config": MODELS[args.model], "prompt": args.prompt, "steps": args.steps,
               "repeats": args.repeats, "title": f"{args.model}: decode tokens/s", "variants": []}
 
