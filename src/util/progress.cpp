@@ -41,8 +41,9 @@ void Progress::draw() {
     // A log, not a terminal: a plain line at most every kLogSeconds.
     if (seconds < next_line_) return;
     next_line_ = seconds + kLogSeconds;
-    std::fprintf(stderr, "%s: %zu/%zu after %.0f s: %s\n", label_.c_str(), done, total_, seconds,
-                 detail_.c_str());
+    logged_ = true;
+    std::fprintf(stderr, "%s: %zu/%zu after %.0f s%s%s\n", label_.c_str(), done, total_, seconds,
+                 detail_.empty() ? "" : ": ", detail_.c_str());
     std::fflush(stderr);
     return;
   }
@@ -56,7 +57,16 @@ void Progress::finish() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!enabled_ || finished_) return;
   finished_ = true;
-  if (!terminal_) return;
+  if (!terminal_) {
+    if (logged_) {
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+      std::fprintf(stderr, "%s: %zu/%zu done after %.0f s\n", label_.c_str(),
+                   std::min(done_.load(), total_), total_, seconds);
+      std::fflush(stderr);
+    }
+    return;
+  }
   std::fprintf(stderr, "\r\x1b[K");
   std::fflush(stderr);
 }
