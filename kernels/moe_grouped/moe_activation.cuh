@@ -3,6 +3,7 @@
 #pragma once
 
 #include "moe_grouped/moe_layer_params.cuh"
+#include "ptx/grid_dependency.cuh"
 #include "ptx/half2.cuh"
 
 namespace qgemm {
@@ -10,6 +11,7 @@ namespace qgemm {
 template <Elem kT>
 __global__ void __launch_bounds__(kMoeLayerThreads)
     moe_activation_kernel(const MoeActivationParams p) {
+  grid_dependency_wait();  // launched programmatically after the first GEMM
   const i64 total = p.rows * p.inter;
   for (i64 i = blockIdx.x * static_cast<i64>(kMoeLayerThreads) + threadIdx.x; i < total;
        i += static_cast<i64>(gridDim.x) * kMoeLayerThreads) {

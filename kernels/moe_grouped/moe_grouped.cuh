@@ -8,12 +8,15 @@
 // row scatters it. The grid is sized for the
 // most tiles the routing can make, so its shape depends on the token count only (CUDA graphs);
 // the tiles past the list's end return at once, and an expert with no rows has no tiles.
-// K is never split: the tiles of the experts hit fill the GPU.
+// K is split only in pairs of one cluster (gridDim.z = 2), where few experts hit leave the GPU
+// half empty at decode; the pair sums in the cluster (MmaGemm::cluster_sum_and_store).
+// Launched programmatically, a CTA waits for the tile list before anything else.
 #pragma once
 
 #include "dense_mma/dense_mma.cuh"
 #include "dense_wgmma/dense_wgmma.cuh"
 #include "moe_grouped/moe_grouped_params.cuh"
+#include "ptx/grid_dependency.cuh"
 
 namespace qgemm {
 
@@ -25,6 +28,9 @@ __global__ void __launch_bounds__(MmaGemm<Cfg>::kThreads, 1)
                        const MoeGroupParams g) {
   static_assert(MmaGemm<Cfg>::kGathered, "grouped tiles gather their rows");
   extern __shared__ __align__(128) u8 smem[];
+  // Launched programmatically, the tile list comes from the kernel before: nothing is known
+  // about this CTA's work until it is complete.
+  grid_dependency_wait();
   const MoeTile tile = g.tiles[blockIdx.y];
   if (tile.expert < 0 || tile.rows <= 0) return;
   const i64 e = tile.expert;

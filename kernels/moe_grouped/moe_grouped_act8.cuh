@@ -18,6 +18,7 @@ __global__ void __launch_bounds__(384, 1)
                             const MoeGroupParams g) {
   static_assert(DenseAct8<Cfg>::kGathered, "grouped tiles gather their rows");
   extern __shared__ __align__(1024) u8 smem[];
+  grid_dependency_wait();  // the tile list comes from the kernel before (moe_grouped.cuh)
   const MoeTile tile = g.tiles[blockIdx.y];
   if (tile.expert < 0 || tile.rows <= 0) return;
   const i64 e = tile.expert;

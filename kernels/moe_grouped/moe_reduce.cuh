@@ -3,12 +3,14 @@
 #pragma once
 
 #include "moe_grouped/moe_layer_params.cuh"
+#include "ptx/grid_dependency.cuh"
 #include "ptx/half2.cuh"
 
 namespace qgemm {
 
 template <Elem kT>
 __global__ void __launch_bounds__(kMoeLayerThreads) moe_reduce_kernel(const MoeReduceParams p) {
+  grid_dependency_wait();  // launched programmatically after the second GEMM
   const i64 total = static_cast<i64>(p.tokens) * p.n;
   for (i64 i = blockIdx.x * static_cast<i64>(kMoeLayerThreads) + threadIdx.x; i < total;
        i += static_cast<i64>(gridDim.x) * kMoeLayerThreads) {

@@ -10,6 +10,7 @@
 
 #include "common/base.cuh"
 #include "moe_grouped/moe_grouped_params.cuh"
+#include "ptx/grid_dependency.cuh"
 
 namespace qgemm {
 
@@ -72,6 +73,9 @@ QGEMM_DEVICE void zero_unrouted_rows(const MoeTilesParams& p) {
 
 __global__ void __launch_bounds__(moe_tiles::kThreads) moe_tiles_kernel(const MoeTilesParams p) {
   using namespace moe_tiles;
+  // Launched programmatically: the routing comes from the kernel before, and the last call's
+  // GEMM may still read the tile list.
+  grid_dependency_wait();
   if (blockIdx.x > 0) {
     zero_unrouted_rows(p);
     return;

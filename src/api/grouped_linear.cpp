@@ -89,6 +89,7 @@ Expected<GroupedLinear> GroupedLinear::create(const QuantizedWeight& stack,
     p.input = options.input;
     p.out = options.out;
     p.device = options.device;
+    p.programmatic_launch = options.programmatic_launch;
     if (options.device >= 0) {
       const auto devices = list_devices();
       if (options.device >= int(devices.size()))

@@ -13,6 +13,7 @@
 #include "moe_grouped/moe_layer_params.cuh"
 #include "util/error.h"
 #include "util/memory.h"
+#include "util/settings.h"
 
 namespace qgemm {
 namespace detail {
@@ -26,6 +27,9 @@ class MoeImpl {
   bool gpu = false;
   std::string arch;
   int multiprocessors = 1;
+  /// The layer's own kernels launch programmatically, as its grouped GEMMs do (each kernel of
+  /// the chain waits for the one before it first).
+  bool programmatic = false;
   LoadedKernel route, activation, reduce;
   int64_t prepared_tokens = 0;
 
@@ -138,6 +142,8 @@ Expected<MoE> MoE::create(const QuantizedWeight& w13, const QuantizedWeight& w2,
     const auto devices = list_devices();
     impl->arch = devices[lo.device].arch();
     impl->multiprocessors = devices[lo.device].multiprocessors;
+    impl->programmatic = devices[lo.device].sm() >= 90 && lo.programmatic_launch &&
+                         !settings().no_programmatic_launch;
   }
   return MoE(impl);
 }
@@ -240,9 +246,9 @@ Status MoE::run(const MoeArgs& args) const {
       MoeRouteParams p{
           args.router_logits, args.correction_bias, r, static_cast<i32>(args.tokens), ids, weights};
       constexpr int kTokensPerBlock = kMoeLayerThreads / 32;  // a warp per token
-      QGEMM_RETURN_IF_ERROR(launch(
+      QGEMM_RETURN_IF_ERROR(launch_z_clusters(
           m.route, static_cast<unsigned>((args.tokens + kTokensPerBlock - 1) / kTokensPerBlock), 1,
-          1, p, stream));
+          1, 1, m.programmatic, stream, p));
     }
     QGEMM_RETURN_IF_ERROR(m.w13.run(first));
     MoeActivationParams a{static_cast<const u16*>(first.c),
@@ -253,7 +259,8 @@ Status MoE::run(const MoeArgs& args) const {
                           m.options.interleaved_gate_up ? 1 : 0,
                           m.options.swiglu_alpha,
                           m.options.swiglu_limit};
-    QGEMM_RETURN_IF_ERROR(launch(m.activation, blocks(slots * m.inter), 1, 1, a, stream));
+    QGEMM_RETURN_IF_ERROR(launch_z_clusters(m.activation, blocks(slots * m.inter), 1, 1, 1,
+                                            m.programmatic, stream, a));
     QGEMM_RETURN_IF_ERROR(m.w2.run(second));
     MoeReduceParams d{static_cast<const u16*>(second.c),
                       use_weights,
@@ -265,7 +272,8 @@ Status MoE::run(const MoeArgs& args) const {
                       static_cast<i32>(args.tokens),
                       k,
                       static_cast<i32>(m.hidden)};
-    return launch(m.reduce, blocks(args.tokens * m.hidden), 1, 1, d, stream);
+    return launch_z_clusters(m.reduce, blocks(args.tokens * m.hidden), 1, 1, 1, m.programmatic,
+                             stream, d);
   }
 
   // Host memory: the same steps with the same math (moe_math.cuh).

@@ -129,7 +129,8 @@ class GroupedAct8Layer final : public PreparedGrouped {
     const size_t out_bytes = (problem_.out.bits + 7) / 8;
     QGEMM_RETURN_IF_ERROR(launch_moe_tiles(tiles_kernel_, args, experts_, c.block_n, tiles, list,
                                            positions, static_cast<int64_t>(n * out_bytes),
-                                           problem_.device_info.multiprocessors, stream));
+                                           problem_.device_info.multiprocessors,
+                                           grouped_programmatic(problem_), stream));
     DenseAct8Params p{};
     p.w_scale = static_cast<const float*>(scales_.get());
     p.a_scale = acts.scales;
@@ -154,7 +155,8 @@ class GroupedAct8Layer final : public PreparedGrouped {
     // One box per gathered row (DenseAct8::produce).
     QGEMM_RETURN_IF_ERROR(encode_tma_bytes_sw128(acts.q, k, a_rows, acts.ldq, 128, 1, &maps.a));
     return launch_clusters(kernel, static_cast<unsigned>((n + 127) / 128),
-                           static_cast<unsigned>(tiles), 1, 1, 1, false, stream, p, maps, g);
+                           static_cast<unsigned>(tiles), 1, 1, 1, grouped_programmatic(problem_),
+                           stream, p, maps, g);
   }
 
  private:

@@ -15,8 +15,10 @@
 #include "jit/tma_maps.h"
 #include "moe_grouped/moe_grouped_params.cuh"
 #include "pack/mma_pack.h"
+#include "plan/mma_launch.h"
 #include "util/error.h"
 #include "util/memory.h"
+#include "util/settings.h"
 
 namespace qgemm {
 namespace {
@@ -96,10 +98,12 @@ class GroupedJitLayer final : public PreparedGrouped {
       if (!compiled[j]) return compiled[j].status();
       auto loaded = load_kernel(*compiled[j], wanted[j]);
       if (!loaded) return loaded.status();
-      if (j == 0)
+      if (j == 0) {
         tiles_kernel_ = *loaded;
-      else
+      } else {
         kernels_[used[j - 1]] = *loaded;
+        registers_[used[j - 1]] = compiled[j].value()->resources.registers;
+      }
     }
     return Status();
   }
@@ -162,10 +166,10 @@ class GroupedJitLayer final : public PreparedGrouped {
     }
     const size_t out_bytes = (problem_.out.bits + 7) / 8;
 
-    QGEMM_RETURN_IF_ERROR(launch_moe_tiles(tiles_kernel_, args, experts_, c.block_m(), tiles,
-                                           tile_list, positions,
-                                           static_cast<int64_t>(problem_.n * out_bytes),
-                                           problem_.device_info.multiprocessors, stream));
+    QGEMM_RETURN_IF_ERROR(launch_moe_tiles(
+        tiles_kernel_, args, experts_, c.block_m(), tiles, tile_list, positions,
+        static_cast<int64_t>(problem_.n * out_bytes), problem_.device_info.multiprocessors,
+        grouped_programmatic(problem_), stream));
 
     MmaGemmParams p{};
     p.weights = reinterpret_cast<const u8*>(w_.codes.ptr());
@@ -196,8 +200,11 @@ class GroupedJitLayer final : public PreparedGrouped {
     MmaGemmMaps maps{};
     QGEMM_RETURN_IF_ERROR(encode_tma_maps(c, p, &maps, a_rows(args), experts_));
     const int64_t grid_x = (w_.n_tiles + c.tiles_n * c.warps_n - 1) / (c.tiles_n * c.warps_n);
+    const int splits = k_splits(bucket, grid_x * tiles);
     return launch_clusters(kernels_[bucket], static_cast<unsigned>(grid_x),
-                           static_cast<unsigned>(tiles), 1, 1, 1, false, stream, p, maps, g);
+                           static_cast<unsigned>(tiles), static_cast<unsigned>(splits), 1,
+                           static_cast<unsigned>(splits), grouped_programmatic(problem_), stream, p,
+                           maps, g);
   }
 
  private:
@@ -212,12 +219,24 @@ class GroupedJitLayer final : public PreparedGrouped {
     return moe_max_tiles(a.layout, grouped_slots(a), experts_, c.block_m());
   }
   int64_t padded_k() const { return (problem_.k + 7) / 8 * 8; }
+  // NOTE: K splits only in pairs summed in a cluster (no partials, no counters: the dense
+  // tiles' cluster sum, mma_split_cluster), and only where the doubled grid still fits one
+  // wave: at decode with few experts hit, where a CTA per tile leaves SMs without enough weight
+  // bytes in flight (gpt-oss w2 at one token: 180 CTAs on 132 SMs). Tiles past the list's end
+  // count too: the grid is sized before the routing is known.
+  int k_splits(size_t bucket, int64_t ctas) const {
+    const MmaGemmConfig& c = plan_[bucket].config;
+    if (c.k_stages(problem_.k) < 2 * settings().split_min_stages) return 1;
+    const double fill = mma_waves(c, 2 * ctas, problem_.device_info, registers_[bucket]);
+    return fill <= 1.0 && mma_split_cluster(c, 2, fill) == 2 ? 2 : 1;
+  }
   bool needs_padding(const GroupedArgs& a) const { return problem_.k % 8 != 0 || !aligned16(a.a); }
   LayerProblem problem_;
   int64_t experts_;
   GroupedWeights w_;
   std::vector<MmaPlanEntry> plan_;
   std::vector<LoadedKernel> kernels_ = std::vector<LoadedKernel>(plan_.size());
+  std::vector<int> registers_ = std::vector<int>(plan_.size(), 0);
   LoadedKernel tiles_kernel_;
 };
 
@@ -240,7 +259,7 @@ int64_t grouped_rows_per_expert(const GroupedArgs& a, int64_t experts) {
 
 Status launch_moe_tiles(const LoadedKernel& kernel, const GroupedArgs& args, int64_t experts,
                         int block_m, int64_t tiles, MoeTile* list, int32_t* positions,
-                        int64_t row_bytes, int sms, CUstream stream) {
+                        int64_t row_bytes, int sms, bool programmatic, CUstream stream) {
   MoeTilesParams t{};
   t.layout = static_cast<i32>(args.layout == GroupedLayout::kRouted       ? MoeLayout::kRouted
                               : args.layout == GroupedLayout::kContiguous ? MoeLayout::kContiguous
@@ -263,7 +282,12 @@ Status launch_moe_tiles(const LoadedKernel& kernel, const GroupedArgs& args, int
   const unsigned zero_blocks = args.layout == GroupedLayout::kRouted
                                    ? static_cast<unsigned>(std::clamp<int64_t>(t.slots, 1, sms))
                                    : 0;
-  return launch(kernel, 1 + zero_blocks, 1, 1, t, stream);
+  return launch_z_clusters(kernel, 1 + zero_blocks, 1, 1, 1, programmatic, stream, t);
+}
+
+bool grouped_programmatic(const LayerProblem& problem) {
+  return problem.device_info.sm() >= 90 && problem.programmatic_launch &&
+         !settings().no_programmatic_launch;
 }
 
 Support grouped_jit_support(const LayerProblem& p) {

@@ -57,9 +57,15 @@ int64_t grouped_rows_per_expert(const GroupedArgs& args, int64_t experts);
 /// Launches moe_tiles on `stream`: the call's tile list (`tiles` entries of `block_m`
 /// positions into `list`, the C row of each position into `positions`), and for the routed
 /// layout zeroes the C rows (`row_bytes` each) of slots no local expert takes.
+/// `programmatic`: it may start while the kernel before it finishes (it waits for it first).
 Status launch_moe_tiles(const LoadedKernel& kernel, const GroupedArgs& args, int64_t experts,
                         int block_m, int64_t tiles, MoeTile* list, int32_t* positions,
-                        int64_t row_bytes, int sms, CUstream stream);
+                        int64_t row_bytes, int sms, bool programmatic, CUstream stream);
+
+/// Whether a grouped layer's kernels launch programmatically: on sm_90+ unless the layer's
+/// options (LinearOptions::programmatic_launch) or QGEMM_NO_PDL turn it off. Each of them waits
+/// for the kernel before it first, so the chain keeps the stream's order.
+bool grouped_programmatic(const LayerProblem& problem);
 
 /// Whether the jit backend runs this expert stack (a GPU and a dense plan for 16-bit
 /// activations; the 8-bit kernels' pairs for quantized ones, grouped_act8_support).

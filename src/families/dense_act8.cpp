@@ -103,8 +103,8 @@ KernelSpec DenseAct8Config::spec() const {
   s.arch = arch;
   s.threads = 384;
   s.dynamic_smem = smem_bytes();
-  // Gathered launches wait for their tile list: launched plainly.
-  s.programmatic_launch = !gathered;
+  // Gathered CTAs wait for their tile list before anything else (moe_grouped_act8.cuh).
+  s.programmatic_launch = true;
   const char* kernel = gathered ? "qgemm::moe_grouped_act8_kernel" : "qgemm::dense_act8_kernel";
   s.source = str("#include \"",
                  gathered ? "moe_grouped/moe_grouped_act8.cuh" : "dense_act8/dense_act8.cuh",

@@ -54,25 +54,34 @@ int64_t moe_rows_per_expert(int64_t rows, int64_t experts) {
 int64_t moe_max_tiles(GroupedLayout layout, int64_t rows, int64_t experts, int block_m) {
   if (rows <= 0 || experts <= 0 || block_m <= 0) return 0;
   if (layout == GroupedLayout::kMasked) return experts * ((rows + block_m - 1) / block_m);
-  // Each expert with rows has at most one partly filled tile.
-  return (rows + block_m - 1) / block_m + std::min(experts, rows);
+  // n experts with c_e >= 1 rows each (sum: rows) take sum ceil(c_e / block_m)
+  // = n + sum floor((c_e - 1) / block_m) <= n + floor((rows - n) / block_m) tiles, which grows
+  // with n: at most min(experts, rows) experts are reached (one row each but one).
+  const int64_t reached = std::min(experts, rows);
+  return reached + (rows - reached) / block_m;
 }
 
 KernelSpec moe_tiles_spec(const std::string& arch) {
-  return header_kernel_spec("moe_grouped", str("tiles ", arch), "moe_grouped/moe_tiles.cuh",
-                            "&qgemm::moe_tiles_kernel", arch, kMoeTilesThreads);
+  KernelSpec s = header_kernel_spec("moe_grouped", str("tiles ", arch), "moe_grouped/moe_tiles.cuh",
+                                    "&qgemm::moe_tiles_kernel", arch, kMoeTilesThreads);
+  s.programmatic_launch = true;  // it waits for the kernel before first
+  return s;
 }
 
 namespace {
 
 KernelSpec layer_spec(const char* kernel, const std::string& header, const std::string& elem,
                       const std::string& arch) {
-  return header_kernel_spec("moe_grouped", str(kernel, elem.empty() ? "" : " ", elem, " ", arch),
-                            str("moe_grouped/", header),
-                            elem.empty() ? str("&qgemm::", kernel, "_kernel")
-                                         : str("&qgemm::", kernel, "_kernel<qgemm::Elem::k",
-                                               elem == "fp16" ? "Fp16" : "Bf16", ">"),
-                            arch, kMoeLayerThreads);
+  // Each layer kernel waits for the kernel before first: it may launch programmatically.
+  KernelSpec s =
+      header_kernel_spec("moe_grouped", str(kernel, elem.empty() ? "" : " ", elem, " ", arch),
+                         str("moe_grouped/", header),
+                         elem.empty() ? str("&qgemm::", kernel, "_kernel")
+                                      : str("&qgemm::", kernel, "_kernel<qgemm::Elem::k",
+                                            elem == "fp16" ? "Fp16" : "Bf16", ">"),
+                         arch, kMoeLayerThreads);
+  s.programmatic_launch = true;
+  return s;
 }
 
 }  // namespace

@@ -214,8 +214,9 @@ std::string MmaGemmConfig::format_fields() const {
 bool MmaGemmConfig::programmatic_launch() const {
   // NOTE: one- and two-warp CTAs launch plainly: many small CTAs per SM run slower launched
   // programmatically, while the 4-warp decode tiles and the ws tiles gain
-  // (docs/design.md, "programmatic launch").
-  return arch == "sm_90a" && threads() >= 128 && !gathered;
+  // (docs/design.md, "programmatic launch"). Gathered CTAs wait for their tile list first
+  // (moe_grouped.cuh).
+  return arch == "sm_90a" && threads() >= 128;
 }
 
 MmaGemmConfig MmaGemmConfig::early_weights_variant() const {

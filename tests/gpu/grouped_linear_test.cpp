@@ -150,6 +150,10 @@ TEST(GroupedLinearGpu, LayoutsEdgeCasesAndExpertParallelism) {
   for (int64_t rows : {1, 7, 200})
     check_case({"mxfp4", 5, 1000, 2880, GroupedLayout::kMasked, rows, 1}, seed += 10);
   check_case({"e4m3/b128x128/fp32", 4, 640, 768, GroupedLayout::kMasked, 130, 1}, seed += 10);
+  // Decode over long K with few experts hit: the tiles split K in cluster pairs.
+  for (const char* f : {"int4/g128/bf16", "uint4/g128/bf16/zp", "nvfp4"})
+    for (int64_t tokens : {1, 3})
+      check_case({f, 16, 1000, 4096, GroupedLayout::kRouted, tokens, 2}, seed += 10, true);
 }
 
 // The grouped 8-bit kernels (moe_grouped_act8): the layer quantizes its bf16 rows on the GPU

@@ -3,12 +3,17 @@
 // from a CUDA graph, gives the same output.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
 #include "api/host_run.h"
 #include "backend/device_buffer.h"
+#include "families/moe_grouped.h"
 #include "gpu_test_util.h"
+#include "jit/kernel_cache.h"
+#include "jit/kernel_loader.h"
 #include "moe_grouped/moe_layer_params.cuh"
 #include "qgemm/moe.h"
 #include "util/random.h"
@@ -166,6 +171,68 @@ TEST(MoeLayerGpu, MatchesReferenceAndReplaysBitForBit) {
     fp8.options.linear.act = *ActFormat::parse("e4m3/g128/fp32");
     fp8.options.top_k = 4;
     check_gpu_moe(fp8, seed += 10);
+  }
+}
+
+// The routing kernel picks the host rule's experts (moe_route, ties to the lower id) for every
+// width: choices kept in registers (up to 32 x kMoeRouteRegs experts) and re-read per pick
+// beyond, softmax and grouped sigmoid with a correction bias; logits on a coarse grid make ties.
+TEST(MoeLayerGpu, RoutingKernelPicksTheHostsExperts) {
+  QGEMM_REQUIRE_GPU();
+  ASSERT_TRUE(use_device(0).ok());
+  const std::string arch = list_devices()[0].arch();
+  auto compiled = KernelCache::instance().get(moe_route_spec(arch));
+  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+  auto kernel = load_kernel(*compiled, moe_route_spec(arch));
+  ASSERT_TRUE(kernel.ok()) << kernel.status().to_string();
+  struct Case {
+    int experts, top_k, groups, top_groups;
+    bool sigmoid;
+  };
+  const Case cases[] = {{8, 2, 1, 1, false},    {128, 4, 1, 1, false},  {256, 8, 8, 4, true},
+                        {384, 8, 1, 1, true},   {512, 8, 16, 3, true},  {513, 6, 1, 1, false},
+                        {1024, 8, 32, 4, true}, {2048, 4, 1, 1, false}, {160, 8, 1, 1, true}};
+  const int tokens = 37;
+  uint64_t seed = 4000;
+  for (const Case& c : cases) {
+    for (bool ties : {false, true}) {
+      SCOPED_TRACE(::testing::Message()
+                   << "E=" << c.experts << " top " << c.top_k << " groups " << c.groups << "/"
+                   << c.top_groups << (c.sigmoid ? " sigmoid" : " softmax")
+                   << (ties ? " ties" : ""));
+      std::vector<float> logits = random_normal(int64_t(tokens) * c.experts, ++seed, 1.0f);
+      std::vector<float> bias = random_normal(c.experts, ++seed, 0.1f);
+      if (ties) {
+        for (float& v : logits) v = std::round(v * 2.0f) / 2.0f;
+        for (float& v : bias) v = 0.0f;
+      }
+      MoeRouting r{c.experts, c.top_k, c.sigmoid ? 1 : 0, 1, c.groups, c.top_groups, 1.0f};
+      std::vector<int32_t> want_ids(tokens * c.top_k), got_ids(tokens * c.top_k);
+      std::vector<float> want_w(tokens * c.top_k), got_w(tokens * c.top_k);
+      const float* b = c.sigmoid ? bias.data() : nullptr;
+      for (int t = 0; t < tokens; ++t)
+        moe_route(logits.data() + int64_t(t) * c.experts, b, r, want_ids.data() + t * c.top_k,
+                  want_w.data() + t * c.top_k);
+      auto d_logits = DeviceBuffer::upload(logits.data(), logits.size() * 4);
+      auto d_bias = DeviceBuffer::upload(bias.data(), bias.size() * 4);
+      auto d_ids = DeviceBuffer::allocate(got_ids.size() * 4);
+      auto d_w = DeviceBuffer::allocate(got_w.size() * 4);
+      for (auto* buffer : {&d_logits, &d_bias, &d_ids, &d_w}) ASSERT_TRUE(buffer->ok());
+      MoeRouteParams p{static_cast<const float*>(d_logits->get()),
+                       c.sigmoid ? static_cast<const float*>(d_bias->get()) : nullptr,
+                       r,
+                       tokens,
+                       static_cast<i32*>(d_ids->get()),
+                       static_cast<float*>(d_w->get())};
+      constexpr int kTokensPerBlock = kMoeLayerThreads / 32;
+      ASSERT_TRUE(
+          launch(*kernel, (tokens + kTokensPerBlock - 1) / kTokensPerBlock, 1, 1, p, nullptr).ok());
+      ASSERT_TRUE(d_ids->download(got_ids.data(), got_ids.size() * 4).ok());
+      ASSERT_TRUE(d_w->download(got_w.data(), got_w.size() * 4).ok());
+      EXPECT_EQ(got_ids, want_ids);
+      for (size_t i = 0; i < got_w.size(); ++i)
+        ASSERT_NEAR(got_w[i], want_w[i], 1e-5f * std::max(1.0f, std::fabs(want_w[i]))) << i;
+    }
   }
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <random>
 #include <vector>
 
 #include "backend/device_presets.h"
@@ -17,11 +18,16 @@ TEST(MoeGrouped, CompilesForEveryPlannedTileWithoutSpills) {
   QGEMM_REQUIRE_NVRTC();
   std::vector<KernelSpec> specs;
   for (const char* arch : {"sm_90a", "sm_80"}) {
-    specs.push_back(moe_tiles_spec(arch));
-    specs.push_back(moe_route_spec(arch));
+    std::vector<KernelSpec> layer = {moe_tiles_spec(arch), moe_route_spec(arch)};
     for (DType t : {DType::bf16(), DType::fp16()}) {
-      specs.push_back(moe_activation_spec(t, arch));
-      specs.push_back(moe_reduce_spec(t, arch));
+      layer.push_back(moe_activation_spec(t, arch));
+      layer.push_back(moe_reduce_spec(t, arch));
+    }
+    // The layer's own kernels wait for the kernel before them first, so the chain may launch
+    // programmatically.
+    for (const KernelSpec& s : layer) {
+      EXPECT_TRUE(s.programmatic_launch) << s.config;
+      specs.push_back(s);
     }
     const DeviceInfo device = *device_preset(arch);
     // DeepSeek-V3's w13 and w2 expert shapes, one odd N.
@@ -41,6 +47,8 @@ TEST(MoeGrouped, CompilesForEveryPlannedTileWithoutSpills) {
           EXPECT_TRUE(c.gathered);
           // The dense tile made gathered: TMA tiles stay TMA tiles (a box per gathered row).
           EXPECT_EQ(c.tma, (*dense)[i].config.tma) << c.to_string();
+          // Programmatic where the dense tile is: a gathered CTA waits for its tile list first.
+          EXPECT_EQ(c.programmatic_launch(), (*dense)[i].config.programmatic_launch());
           specs.push_back(c.spec());
         }
       }
@@ -61,25 +69,38 @@ TEST(MoeGrouped, CompilesForEveryPlannedTileWithoutSpills) {
 }
 
 TEST(MoeGrouped, TileBoundsCoverEveryRouting) {
-  // Routed 8 slots over 256 experts in 8-row tiles: 1 full tile at most, plus one partial tile
-  // per expert reached (8).
-  EXPECT_EQ(9, moe_max_tiles(GroupedLayout::kRouted, 8, 256, 8));
-  EXPECT_EQ(4096 * 8 / 128 + 256, moe_max_tiles(GroupedLayout::kRouted, 4096 * 8, 256, 128));
+  // Routed 8 slots over 256 experts in 8-row tiles: at most 8 experts, a tile each.
+  EXPECT_EQ(8, moe_max_tiles(GroupedLayout::kRouted, 8, 256, 8));
+  // 4096 x 8 slots over 256 experts: 255 experts with a row each, one with the rest.
+  EXPECT_EQ(256 + (4096 * 8 - 256) / 128,
+            moe_max_tiles(GroupedLayout::kRouted, 4096 * 8, 256, 128));
   EXPECT_EQ(8 * 2, moe_max_tiles(GroupedLayout::kMasked, 100, 8, 64)) << "rows per expert";
   EXPECT_EQ(0, moe_max_tiles(GroupedLayout::kContiguous, 0, 8, 64));
-  // The bound holds for the worst split of rows over experts: every expert with one row more
-  // than whole tiles.
+  // The bound is tight (every expert reached has one row, but one that has the rest) and holds
+  // for every other split of the rows: even ones and random ones.
+  std::mt19937 rng(5);
   for (int64_t experts : {1, 3, 8, 64})
     for (int block_m : {8, 16, 64, 128})
       for (int64_t rows : {1, 7, 100, 1000}) {
-        int64_t worst = 0;
+        SCOPED_TRACE(::testing::Message()
+                     << rows << " rows, " << experts << " experts, " << block_m);
+        const int64_t bound = moe_max_tiles(GroupedLayout::kRouted, rows, experts, block_m);
         const int64_t reached = std::min(experts, rows);
-        for (int64_t e = 0; e < reached; ++e) {
-          const int64_t mine = rows / reached + (e < rows % reached ? 1 : 0);
-          worst += (mine + block_m - 1) / block_m;
+        const auto tiles_of = [&](const std::vector<int64_t>& counts) {
+          int64_t tiles = 0;
+          for (int64_t c : counts) tiles += (c + block_m - 1) / block_m;
+          return tiles;
+        };
+        std::vector<int64_t> skewed(reached, 1), even(reached);
+        skewed[0] = rows - (reached - 1);
+        for (int64_t e = 0; e < reached; ++e) even[e] = rows / reached + (e < rows % reached);
+        EXPECT_EQ(bound, tiles_of(skewed));
+        EXPECT_LE(tiles_of(even), bound);
+        for (int trial = 0; trial < 50; ++trial) {
+          std::vector<int64_t> counts(experts, 0);
+          for (int64_t r = 0; r < rows; ++r) ++counts[rng() % experts];
+          EXPECT_LE(tiles_of(counts), bound);
         }
-        EXPECT_LE(worst, moe_max_tiles(GroupedLayout::kRouted, rows, experts, block_m))
-            << rows << " rows, " << experts << " experts, " << block_m;
       }
   EXPECT_EQ(1, moe_rows_per_expert(8, 256));
   EXPECT_EQ(128, moe_rows_per_expert(4096 * 8, 256));
