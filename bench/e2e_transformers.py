@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """End to end in a Hugging Face model: a Llama-shaped model with random weights (the real
-dimensions, no download) in BF16 against the same model after ``qgemm.torch.quantize_``.
+dimensions, no download) in BF16 against the same model after ``qgemm.torch.quantize_`` (and,
+with --also, against further quantized variants, each of the BF16 model rebuilt: W8A8 FP8 is
+``--also e4m3/channel/fp32@e4m3/token``).
 
 Measures, per model variant:
   * decode tokens/s at each batch size: a prompt of --prompt tokens prefilled into a static KV
@@ -9,7 +11,7 @@ Measures, per model variant:
   * prefill time of --prefill tokens (batch 1, eager forward, median of --repeats);
   * the split of a quantized decode step's kernel time between the qgemm kernels and all the
     others (torch.profiler over eager steps);
-and the accuracy of the quantized model: last-token logits on --accuracy-prompts random prompts
+and the accuracy of each quantized model: last-token logits on --accuracy-prompts random prompts
 against the same model with the dequantized weights in BF16 (torch matmuls), as the cosine
 similarity (min and mean) and the top-1 agreement (random weights give near-ties: reported,
 not judged).
@@ -25,6 +27,7 @@ transformers and the qgemm package; `--model tiny` runs a 2-layer model, also on
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import math
 import statistics
@@ -290,6 +293,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", choices=sorted(MODELS), default="llama-3-8b")
     parser.add_argument("--weights", default="int4/g128/bf16", help="qgemm weight format")
+    parser.add_argument("--also", action="append", default=[], metavar="WEIGHTS[@ACT]",
+                        help="a further quantized variant, measured on the same BF16 model "
+                             "rebuilt: e.g. e4m3/channel/fp32@e4m3/token (W8A8 FP8, the layers "
+                             "quantize their bf16 input per token)")
     parser.add_argument("--batches", default="1,16,64")
     parser.add_argument("--prompt", type=int, default=512)
     parser.add_argument("--steps", type=int, default=64, help="decode steps timed per repeat")
@@ -345,56 +352,70 @@ def main() -> int:
     report["variants"].append(measure("bf16"))
 
     skip = ["lm_head"]
-    progress("reference weights: each layer quantized and dequantized on the host")
-    references = quantized_references(model, args.weights, skip)
-
-    progress(f"quantize_ to {args.weights}")
-    if device.type == "cuda":
-        torch.cuda.reset_peak_memory_stats(device)
-        before = torch.cuda.memory_allocated(device)
-    t0 = time.perf_counter()
     # The most rows a layer sees: the decode prompts' prefill, the long prefill, the accuracy
     # batches.
     max_tokens = max(args.prefill, max(batches) * args.prompt, 16 * args.accuracy_length)
-    quantize_(model, args.weights, skip=skip, max_tokens=max_tokens)
-    quantize_s = time.perf_counter() - t0
-    quantized = measure(f"qgemm {args.weights}")
-    quantized["quantize_s"] = quantize_s
-    if device.type == "cuda":
-        quantized["quantize_peak_gb"] = torch.cuda.max_memory_allocated(device) / 1e9
-        quantized["bf16_model_gb"] = before / 1e9
-        try:
-            quantized["decode_split"] = [decode_split(model, b, args, device) for b in batches]
-        except Exception as e:  # the profiler is a diagnostic: report, do not fail the run
-            quantized["decode_split"] = f"not measured: {e}"
-    report["variants"].append(quantized)
-
-    progress("accuracy: quantized model against its dequantized weights in BF16")
-    got = last_logits(model, prompts, batch=16)
-    swap_in_linears(model, references, device)
-    want = last_logits(model, prompts, batch=16)
-    cos = torch.nn.functional.cosine_similarity(got, want, dim=-1)
-    report["accuracy"] = {
-        "prompts": args.accuracy_prompts, "length": args.accuracy_length,
-        "cosine_min": cos.min().item(), "cosine_mean": cos.mean().item(),
-        "top1_agreement": (got.argmax(-1) == want.argmax(-1)).float().mean().item()}
+    for index, variant in enumerate([args.weights] + args.also):
+        weights, _, act = variant.partition("@")
+        if index > 0:
+            progress(f"rebuilding {args.model} in BF16 (the same weights)")
+            del model
+            gc.collect()
+            if device.type == "cuda":
+                torch.cuda.empty_cache()
+            model = build_model(args.model, device, args.seed, args.attention)
+        progress(f"reference weights for {weights}: each layer quantized and dequantized on the "
+                 "host")
+        references = quantized_references(model, weights, skip)
+        name = f"qgemm {weights}" + (f" x {act}" if act else "")
+        progress(f"quantize_ to {name}")
+        if device.type == "cuda":
+            torch.cuda.reset_peak_memory_stats(device)
+            before = torch.cuda.memory_allocated(device)
+        t0 = time.perf_counter()
+        quantize_(model, weights, skip=skip, max_tokens=max_tokens, act=act or None)
+        quantize_s = time.perf_counter() - t0
+        quantized = measure(name)
+        quantized["quantize_s"] = quantize_s
+        if device.type == "cuda":
+            quantized["quantize_peak_gb"] = torch.cuda.max_memory_allocated(device) / 1e9
+            quantized["bf16_model_gb"] = before / 1e9
+            try:
+                quantized["decode_split"] = [decode_split(model, b, args, device) for b in batches]
+            except Exception as e:  # the profiler is a diagnostic: report, do not fail the run
+                quantized["decode_split"] = f"not measured: {e}"
+        progress(f"accuracy: {name} against its dequantized weights in BF16")
+        got = last_logits(model, prompts, batch=16)
+        swap_in_linears(model, references, device)
+        want = last_logits(model, prompts, batch=16)
+        cos = torch.nn.functional.cosine_similarity(got, want, dim=-1)
+        quantized["accuracy"] = {
+            "prompts": args.accuracy_prompts, "length": args.accuracy_length,
+            "cosine_min": cos.min().item(), "cosine_mean": cos.mean().item(),
+            "top1_agreement": (got.argmax(-1) == want.argmax(-1)).float().mean().item()}
+        report["variants"].append(quantized)
+    # The first quantized variant's, where readers of qgemm-e2e/1 look.
+    report["accuracy"] = report["variants"][1]["accuracy"]
 
     base = {d["batch"]: d["tokens_per_s"] for d in report["variants"][0]["decode"]}
-    for d in quantized["decode"]:
-        d["vs_bf16"] = d["tokens_per_s"] / base[d["batch"]]
-    quantized["prefill_vs_bf16"] = quantized["prefill_ms"] / report["variants"][0]["prefill_ms"]
+    for v in report["variants"][1:]:
+        for d in v["decode"]:
+            d["vs_bf16"] = d["tokens_per_s"] / base[d["batch"]]
+        v["prefill_vs_bf16"] = v["prefill_ms"] / report["variants"][0]["prefill_ms"]
     for v in report["variants"]:
         cells = ", ".join(f"b{d['batch']} {d['tokens_per_s']:.0f} tok/s" for d in v["decode"])
         print(f"{v['name']:24s} decode {cells}; prefill {v['prefill_ms']:.1f} ms")
-    a = report["accuracy"]
-    print(f"accuracy: cosine min {a['cosine_min']:.5f} mean {a['cosine_mean']:.5f}, "
-          f"top-1 agreement {a['top1_agreement']:.3f}")
+        if "accuracy" in v:
+            a = v["accuracy"]
+            print(f"{'':24s} accuracy: cosine min {a['cosine_min']:.5f} mean "
+                  f"{a['cosine_mean']:.5f}, top-1 agreement {a['top1_agreement']:.3f}")
     if args.out:
         with open(args.out, "w") as f:
             json.dump(report, f, indent=1)
     if args.plot:
         write_plot(args.plot, report)
-    return 0 if math.isfinite(report["accuracy"]["cosine_min"]) else 1
+    return 0 if all(math.isfinite(v["accuracy"]["cosine_min"]) for v in report["variants"][1:]) \
+        else 1
 
 
 if __name__ == "__main__":

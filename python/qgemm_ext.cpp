@@ -130,9 +130,10 @@ nb::ndarray<nb::numpy, double> reference_gemm_py(const QuantizedActivations& a,
 
 LinearOptions linear_options(const std::string& act, const std::string& out,
                              const std::string& backend, int device,
-                             const std::string& tuning_table) {
+                             const std::string& tuning_table, const std::string& input) {
   LinearOptions o;
   o.act = parse_spec<ActFormat>(act);
+  o.input = unwrap(parse_dtype(input));
   o.out = unwrap(parse_dtype(out));
   o.backend = unwrap(parse_backend(backend));
   o.device = device;
@@ -343,17 +344,19 @@ NB_MODULE(_qgemm, m) {
           [](Linear* self, const QuantizedWeight& w, const std::string& act, const std::string& out,
              const std::string& backend, int device, const std::string& tuning_table,
              std::optional<nb::ndarray<const int32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>>
-                 k_order) {
-            LinearOptions o = linear_options(act, out, backend, device, tuning_table);
+                 k_order,
+             const std::string& input) {
+            LinearOptions o = linear_options(act, out, backend, device, tuning_table, input);
             if (k_order) o.k_order.assign(k_order->data(), k_order->data() + k_order->shape(0));
             nb::gil_scoped_release release;
             new (self) Linear(unwrap(Linear::create(w, o)));
           },
           "weight"_a, "act"_a = "bf16", "out"_a = "bf16", "backend"_a = "auto", "device"_a = 0,
-          "tuning_table"_a = "", "k_order"_a = nb::none(),
+          "tuning_table"_a = "", "k_order"_a = nb::none(), "input"_a = "bf16",
           "k_order (int32 [K], act-order layers): stored column c multiplies input feature "
           "k_order[c]; the layer then takes activations in the model's order and gathers them "
-          "itself.")
+          "itself. input (bf16 or fp16): with quantized activations (act e4m3/token, ...), the "
+          "16-bit type run() takes without scales, which the layer quantizes itself.")
       .def(
           "prepare",
           [](Linear& l, int64_t max_tokens) {
@@ -375,5 +378,6 @@ NB_MODULE(_qgemm, m) {
       .def_prop_ro("k", &Linear::k)
       .def_prop_ro("device", [](const Linear& l) { return l.options().device; })
       .def_prop_ro("act", [](const Linear& l) { return l.options().act; })
+      .def_prop_ro("input", [](const Linear& l) { return l.options().input.name(); })
       .def_prop_ro("out", [](const Linear& l) { return l.options().out.name(); });
 }

@@ -190,12 +190,15 @@ class MoE(_MoE):
 class Linear(_Linear):
     """A quantized linear layer, ``C = A . W^T (+ bias)``.
 
-    ``Linear(weight, act="bf16", out="bf16", backend="auto", device=None, k_order=None)``:
-    ``weight`` is a QuantizedWeight; ``act`` the activation format the layer takes; ``out`` bf16,
-    fp16 or fp32; ``backend`` auto, jit, qdq or cpu; ``device`` a GPU ordinal, or -1 for host
-    memory. With ``device=None`` the layer goes to GPU 0 when there is one and the backend is not
-    "cpu", else to the host. ``k_order`` (an act-order checkpoint layer's): the layer takes
-    activations in the model's order and gathers their columns into the weight's order itself.
+    ``Linear(weight, act="bf16", out="bf16", backend="auto", device=None, k_order=None,
+    input="bf16")``: ``weight`` is a QuantizedWeight; ``act`` the activation format the layer
+    multiplies; ``out`` bf16, fp16 or fp32; ``backend`` auto, jit, qdq or cpu; ``device`` a GPU
+    ordinal, or -1 for host memory. With ``device=None`` the layer goes to GPU 0 when there is
+    one and the backend is not "cpu", else to the host. ``k_order`` (an act-order checkpoint
+    layer's): the layer takes activations in the model's order and gathers their columns into
+    the weight's order itself. With quantized ``act`` (``e4m3/token``, ``int8/token``, ...) a
+    call without scales takes 16-bit activations of type ``input`` (bf16 or fp16) and the layer
+    quantizes them itself.
 
     Call ``prepare(max_tokens)`` once (it compiles the kernels), then call the layer:
     on the host with a float32-convertible array [M, K] (the result is float32 [M, N]); on a GPU
@@ -204,13 +207,13 @@ class Linear(_Linear):
     """
 
     def __init__(self, weight: QuantizedWeight, act="bf16", out="bf16", backend="auto",
-                 device=None, tuning_table="", k_order=None):
+                 device=None, tuning_table="", k_order=None, input="bf16"):
         if device is None:
             device = 0 if backend != "cpu" and device_count() > 0 else -1
         if k_order is not None:
             k_order = _np.ascontiguousarray(k_order, dtype=_np.int32)
         super().__init__(weight, str(act), str(out), str(backend), int(device), str(tuning_table),
-                         k_order)
+                         k_order, str(input))
 
     def __call__(self, a, bias=None, out=None, stream=0):
         if self.device < 0:

@@ -52,9 +52,6 @@ def linear(x: torch.Tensor, handle: int, bias: Optional[torch.Tensor] = None) ->
     if x.shape[-1] != layer.k:
         raise ValueError(f"qgemm.linear: the input's last dimension is {x.shape[-1]}, "
                          f"the layer's K is {layer.k}")
-    if layer.act.is_quantized:
-        raise NotImplementedError(f"qgemm.linear: {layer.act} activations are not wired "
-                                  "through torch yet; build the layer with bf16 or fp16")
     rows = x.reshape(-1, layer.k)
     m = rows.shape[0]
     out_dtype = _OUT_DTYPES[layer.out]
@@ -67,8 +64,12 @@ def linear(x: torch.Tensor, handle: int, bias: Optional[torch.Tensor] = None) ->
     if x.device.type != "cuda" or x.device.index != layer.device:
         raise ValueError(f"qgemm.linear: the layer lives on cuda:{layer.device}, the input on "
                          f"{x.device}")
-    if x.dtype != _OUT_DTYPES.get(layer.act.spec, x.dtype):
-        raise ValueError(f"qgemm.linear: the layer takes {layer.act} activations, got {x.dtype}")
+    # Quantized activations arrive as 16-bit values of the layer's input type; it quantizes them.
+    takes = _OUT_DTYPES[layer.input] if layer.act.is_quantized else _OUT_DTYPES.get(layer.act.spec)
+    if takes is not None and x.dtype != takes:
+        what = f"{layer.input} input (quantized to {layer.act})" if layer.act.is_quantized else \
+            f"{layer.act} activations"
+        raise ValueError(f"qgemm.linear: the layer takes {what}, got {x.dtype}")
     rows = rows.contiguous()
     y = torch.empty((m, layer.n), dtype=out_dtype, device=x.device)
     workspace_bytes = layer.workspace_bytes(m)
@@ -101,7 +102,7 @@ class QuantizedLinear(torch.nn.Module):
     def __init__(self, weight, *, act: str = "bf16", out: str = "bf16",
                  bias: Optional[torch.Tensor] = None, device: Optional[torch.device] = None,
                  max_tokens: int = 4096, backend: str = "auto",
-                 k_order: Optional[torch.Tensor] = None):
+                 k_order: Optional[torch.Tensor] = None, input: Optional[str] = None):
         super().__init__()
         if device is None:
             device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -112,8 +113,12 @@ class QuantizedLinear(torch.nn.Module):
         # Act-order layers store K permuted: the layer gathers the input's columns itself.
         if k_order is not None:
             k_order = np.ascontiguousarray(torch.as_tensor(k_order).cpu().numpy(), dtype=np.int32)
+        # Quantized activations: the module takes 16-bit tensors (of `input`, by default the
+        # output's type when that is 16-bit) and the layer quantizes them.
+        if input is None:
+            input = out if out in ("bf16", "fp16") else "bf16"
         self.layer = Linear(weight, act=act, out=out, backend=backend, device=ordinal,
-                            k_order=k_order)
+                            k_order=k_order, input=input)
         self.layer.prepare(max_tokens)
         self.in_features, self.out_features = self.layer.k, self.layer.n
         self.max_tokens = max_tokens
@@ -126,17 +131,21 @@ class QuantizedLinear(torch.nn.Module):
     @classmethod
     def from_linear(cls, linear: torch.nn.Linear, weight_format: str, *, act: Optional[str] = None,
                     max_tokens: int = 4096, backend: str = "auto") -> "QuantizedLinear":
-        """Quantizes an ``nn.Linear``; activations and output keep its dtype (bf16 or fp16)."""
+        """Quantizes an ``nn.Linear``; input and output keep its dtype (bf16 or fp16). ``act``:
+        the activation format the layer multiplies, by default that dtype; a quantized one
+        (``"e4m3/token"``: W8A8 FP8 with ``"e4m3/channel/fp32"`` weights, ``"int8/token"``, ...)
+        is computed from the 16-bit input by the layer on every call."""
         w = linear.weight.detach()
+        if w.dtype not in _ACT_OF_DTYPE and (act is None or act not in _OUT_DTYPES):
+            raise ValueError(f"QuantizedLinear: weights of {w.dtype}; pass act= "
+                             "('bf16' or 'fp16') for the activations")
+        dtype = _ACT_OF_DTYPE.get(w.dtype, act)
         if act is None:
-            if w.dtype not in _ACT_OF_DTYPE:
-                raise ValueError(f"QuantizedLinear: weights of {w.dtype}; pass act= "
-                                 "('bf16' or 'fp16') for the activations")
-            act = _ACT_OF_DTYPE[w.dtype]
-        out = act if act in ("bf16", "fp16") else "bf16"
+            act = dtype
+        out = act if act in ("bf16", "fp16") else dtype
         q = quantize_weights(w.float().cpu().numpy(), weight_format)
         return cls(q, act=act, out=out, bias=linear.bias, device=w.device,
-                   max_tokens=max_tokens, backend=backend)
+                   max_tokens=max_tokens, backend=backend, input=dtype)
 
     @classmethod
     def from_imported(cls, layer, *, act: str = "bf16", out: str = "bf16",
@@ -204,8 +213,8 @@ class ProjectionOf(torch.nn.Module):
 SHARED_INPUT_GROUPS = (("q_proj", "k_proj", "v_proj"), ("gate_proj", "up_proj"))
 
 
-def _fused_linear(members: list[torch.nn.Linear], weight_format: str, max_tokens: int,
-                  backend: str) -> QuantizedLinear:
+def _fused_linear(members: list[torch.nn.Linear], weight_format: str, act: Optional[str],
+                  max_tokens: int, backend: str) -> QuantizedLinear:
     """One QuantizedLinear over the members' weights stacked along N (and their biases)."""
     weight = torch.cat([m.weight.detach() for m in members])
     biases = [m.bias for m in members]
@@ -219,13 +228,14 @@ def _fused_linear(members: list[torch.nn.Linear], weight_format: str, max_tokens
     stacked.weight = torch.nn.Parameter(weight, requires_grad=False)
     if bias is not None:
         stacked.bias = torch.nn.Parameter(bias, requires_grad=False)
-    return QuantizedLinear.from_linear(stacked, weight_format, max_tokens=max_tokens,
+    return QuantizedLinear.from_linear(stacked, weight_format, act=act, max_tokens=max_tokens,
                                        backend=backend)
 
 
 def quantize_(model: torch.nn.Module, weight_format: str, *, skip: Iterable[str] = ("lm_head",),
               max_tokens: int = 4096, backend: str = "auto",
-              fuse: Iterable[Iterable[str]] = SHARED_INPUT_GROUPS) -> torch.nn.Module:
+              fuse: Iterable[Iterable[str]] = SHARED_INPUT_GROUPS,
+              act: Optional[str] = None) -> torch.nn.Module:
     """Replaces every ``nn.Linear`` of ``model`` whose qualified name matches none of the
     ``skip`` patterns (fnmatch, e.g. ``"*.mlp.down_proj"``) with a ``QuantizedLinear``, in
     place, one layer at a time: each original weight is released as soon as its layer is
@@ -235,7 +245,9 @@ def quantize_(model: torch.nn.Module, weight_format: str, *, skip: Iterable[str]
     all of them are linear layers of one input width, the same dtype and device, not skipped.
     The stacked weight quantizes as the separate ones do for group and channel scales (rows
     are independent); a per-tensor or global scale covers the stack. ``fuse=()`` keeps every
-    layer separate. Returns the model."""
+    layer separate. ``act`` is every layer's activation format (``QuantizedLinear.from_linear``:
+    by default the model's dtype; ``"e4m3/token"`` with ``"e4m3/channel/fp32"`` weights is
+    W8A8 FP8). Returns the model."""
     skip = list(skip)
     groups = [tuple(g) for g in fuse]
 
@@ -259,7 +271,7 @@ def quantize_(model: torch.nn.Module, weight_format: str, *, skip: Iterable[str]
                     and len({(m.in_features, m.weight.dtype, m.weight.device)
                              for m in members}) == 1):
                 shared = SharedInputLinear(
-                    _fused_linear(members, weight_format, max_tokens, backend),
+                    _fused_linear(members, weight_format, act, max_tokens, backend),
                     [m.out_features for m in members])
                 parent.add_module("_".join(group), shared)
                 for index, c in enumerate(group):
@@ -268,7 +280,7 @@ def quantize_(model: torch.nn.Module, weight_format: str, *, skip: Iterable[str]
                 del members
                 continue
         original = getattr(parent, child)
-        setattr(parent, child, QuantizedLinear.from_linear(original, weight_format,
+        setattr(parent, child, QuantizedLinear.from_linear(original, weight_format, act=act,
                                                            max_tokens=max_tokens,
                                                            backend=backend))
         del original

@@ -171,6 +171,14 @@ def test_host_linear_matches_numpy(weight, act, out):
     assert "cpu" in layer.explain()
 
 
+def test_quantized_activation_layer_names_its_16_bit_input():
+    w = qgemm.quantize_weights(random((16, 128), 23, 0.05), "e4m3/channel/fp32")
+    assert qgemm.Linear(w, act="e4m3/token", device=-1).input == "bf16"
+    assert qgemm.Linear(w, act="e4m3/token", input="fp16", device=-1).input == "fp16"
+    with pytest.raises(ValueError, match="fp32"):
+        qgemm.Linear(w, act="e4m3/token", input="fp32", device=-1)
+
+
 def test_host_linear_rejects_wrong_k_and_bias():
     w = qgemm.quantize_weights(random((16, 128), 16, 0.05), "int4/g128/bf16")
     layer = qgemm.Linear(w, backend="cpu", device=-1)

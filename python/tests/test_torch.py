@@ -112,6 +112,59 @@ def test_wrong_width_names_both_sizes():
         module(torch.randn(2, 128).to(torch.bfloat16))
 
 
+def fp8_module(seed=3):
+    """W8A8 FP8: e4m3 weights per channel, the bf16 input quantized per token by the layer."""
+    g = torch.Generator().manual_seed(seed)
+    lin = torch.nn.Linear(256, 48, bias=False).to(torch.bfloat16)
+    with torch.no_grad():
+        lin.weight.copy_(torch.randn(48, 256, generator=g) * 0.05)
+    module = qt.QuantizedLinear.from_linear(lin, "e4m3/channel/fp32", act="e4m3/token",
+                                            max_tokens=16)
+    return lin, module
+
+
+def expected_fp8(x, lin):
+    a = qgemm.quantize_activations(x.float().numpy(), "e4m3/token").dequantize()
+    w = qgemm.quantize_weights(lin.weight.detach().float().cpu().numpy(), "e4m3/channel/fp32")
+    return a.astype(np.float64) @ w.dequantize().astype(np.float64).T
+
+
+def test_host_module_with_fp8_activations_quantizes_its_bf16_input():
+    lin, module = fp8_module()
+    assert module.layer.act.is_quantized and module.layer.input == "bf16"
+    assert module.layer.out == "bf16"
+    x = torch.randn(5, 256).to(torch.bfloat16)
+    y = module(x)
+    assert y.shape == (5, 48) and y.dtype == torch.bfloat16
+    want = expected_fp8(x, lin)
+    assert np.linalg.norm(y.float().numpy() - want) / np.linalg.norm(want) < 5e-3
+
+
+def test_quantize_with_fp8_activations_fuses_and_runs():
+    torch.manual_seed(4)
+    model = Attention()
+    x = torch.randn(3, 256).to(torch.bfloat16)
+    qt.quantize_(model, "e4m3/channel/fp32", act="e4m3/token", max_tokens=16)
+    assert isinstance(model.q_proj, qt.ProjectionOf)
+    assert model.q_proj_k_proj_v_proj.fused.layer.act.is_quantized
+    assert model.o_proj.layer.act.is_quantized and model.o_proj.layer.input == "bf16"
+    y = model(x)
+    assert y.shape == (3, 256) and bool(torch.isfinite(y.float()).all())
+
+
+@gpu
+def test_gpu_fp8_module_matches_the_host_rule_and_checks_its_input_type():
+    lin, _ = fp8_module()
+    cuda = qt.QuantizedLinear.from_linear(lin.cuda(), "e4m3/channel/fp32", act="e4m3/token",
+                                          max_tokens=16)
+    x = torch.randn(9, 256).to(torch.bfloat16)
+    got = cuda(x.cuda()).cpu().float().numpy()
+    want = expected_fp8(x, lin)
+    assert np.linalg.norm(got - want) / np.linalg.norm(want) < 5e-3
+    with pytest.raises(ValueError, match="bf16 input"):
+        cuda(x.cuda().to(torch.float16))
+
+
 @gpu
 def test_gpu_module_matches_the_host_module():
     lin, host = host_module()
