@@ -220,13 +220,15 @@ class GroupedJitLayer final : public PreparedGrouped {
   }
   int64_t padded_k() const { return (problem_.k + 7) / 8 * 8; }
   // NOTE: K splits only in pairs summed in a cluster (no partials, no counters: the dense
-  // tiles' cluster sum, mma_split_cluster), and only where the doubled grid still fits one
-  // wave: at decode with few experts hit, where a CTA per tile leaves SMs without enough weight
-  // bytes in flight (gpt-oss w2 at one token: 180 CTAs on 132 SMs). Tiles past the list's end
-  // count too: the grid is sized before the routing is known.
+  // tiles' cluster sum, mma_split_cluster), only of the mma.sync decode tiles (the
+  // warp-specialized tiles' cluster sum of gathered rows has no test), and only where the
+  // doubled grid still fits the decode pair's share of a wave: at decode with few experts hit,
+  // where a CTA per tile leaves SMs without enough weight bytes in flight (Mixtral's w2 at one
+  // token: 128 CTAs over K = 14336). Tiles past the list's end count too: the grid is sized
+  // before the routing is known.
   int k_splits(size_t bucket, int64_t ctas) const {
     const MmaGemmConfig& c = plan_[bucket].config;
-    if (c.k_stages(problem_.k) < 2 * settings().split_min_stages) return 1;
+    if (c.warp_specialized || c.k_stages(problem_.k) < 2 * settings().split_min_stages) return 1;
     const double fill = mma_waves(c, 2 * ctas, problem_.device_info, registers_[bucket]);
     return fill <= 1.0 && mma_split_cluster(c, 2, fill) == 2 ? 2 : 1;
   }
