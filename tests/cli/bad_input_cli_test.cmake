@@ -44,6 +44,9 @@ set(cases
   "leave out --weight|verify|--m|1|--checkpoint|${WORK}|--layer|x|--weight|int4/g128"
   "no config.json|verify|--m|1|--checkpoint|${WORK}/missing_checkpoint|--layer|x"
   "'sm_12' is not a supported target|jit|check|--arch|sm_12"
+  "unknown model 'llama'|moe|--model|llama"
+  "--tokens 0: each count must be at least 1|moe|--model|deepseek-v3|--tokens|1,0"
+  "unknown weight type 'int9'|moe|--model|gpt-oss-120b|--weight|int9/g32"
 )
 set(failures "")
 list(LENGTH cases count)
