@@ -136,7 +136,7 @@ class QuantizedLinear(torch.nn.Module):
         (``"e4m3/token"``: W8A8 FP8 with ``"e4m3/channel/fp32"`` weights, ``"int8/token"``, ...)
         is computed from the 16-bit input by the layer on every call."""
         w = linear.weight.detach()
-        if w.dtype not in _ACT_OF_DTYPE and (act is None or act not in _OUT_DTYPES):
+        if w.dtype not in _ACT_OF_DTYPE and act not in _ACT_OF_DTYPE.values():
             raise ValueError(f"QuantizedLinear: weights of {w.dtype}; pass act= "
                              "('bf16' or 'fp16') for the activations")
         dtype = _ACT_OF_DTYPE.get(w.dtype, act)

@@ -13,7 +13,6 @@
 #include "moe_grouped/moe_layer_params.cuh"
 #include "util/error.h"
 #include "util/memory.h"
-#include "util/settings.h"
 
 namespace qgemm {
 namespace detail {
@@ -142,8 +141,7 @@ Expected<MoE> MoE::create(const QuantizedWeight& w13, const QuantizedWeight& w2,
     const auto devices = list_devices();
     impl->arch = devices[lo.device].arch();
     impl->multiprocessors = devices[lo.device].multiprocessors;
-    impl->programmatic = devices[lo.device].sm() >= 90 && lo.programmatic_launch &&
-                         !settings().no_programmatic_launch;
+    impl->programmatic = grouped_programmatic(devices[lo.device], lo.programmatic_launch);
   }
   return MoE(impl);
 }

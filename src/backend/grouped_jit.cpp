@@ -287,9 +287,8 @@ Status launch_moe_tiles(const LoadedKernel& kernel, const GroupedArgs& args, int
   return launch_z_clusters(kernel, 1 + zero_blocks, 1, 1, 1, programmatic, stream, t);
 }
 
-bool grouped_programmatic(const LayerProblem& problem) {
-  return problem.device_info.sm() >= 90 && problem.programmatic_launch &&
-         !settings().no_programmatic_launch;
+bool grouped_programmatic(const DeviceInfo& device, bool requested) {
+  return device.sm() >= 90 && requested && !settings().no_programmatic_launch;
 }
 
 Support grouped_jit_support(const LayerProblem& p) {

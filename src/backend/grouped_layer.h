@@ -62,10 +62,14 @@ Status launch_moe_tiles(const LoadedKernel& kernel, const GroupedArgs& args, int
                         int block_m, int64_t tiles, MoeTile* list, int32_t* positions,
                         int64_t row_bytes, int sms, bool programmatic, CUstream stream);
 
-/// Whether a grouped layer's kernels launch programmatically: on sm_90+ unless the layer's
-/// options (LinearOptions::programmatic_launch) or QGEMM_NO_PDL turn it off. Each of them waits
-/// for the kernel before it first, so the chain keeps the stream's order.
-bool grouped_programmatic(const LayerProblem& problem);
+/// Whether a grouped layer's kernels (and the MoE layer's own) launch programmatically: on
+/// sm_90+ where the options ask for it (LinearOptions::programmatic_launch) and QGEMM_NO_PDL
+/// does not turn it off. Each of them waits for the kernel before it first, so the chain keeps
+/// the stream's order.
+bool grouped_programmatic(const DeviceInfo& device, bool requested);
+inline bool grouped_programmatic(const LayerProblem& problem) {
+  return grouped_programmatic(problem.device_info, problem.programmatic_launch);
+}
 
 /// Whether the jit backend runs this expert stack (a GPU and a dense plan for 16-bit
 /// activations; the 8-bit kernels' pairs for quantized ones, grouped_act8_support).

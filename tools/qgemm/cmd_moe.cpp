@@ -14,6 +14,7 @@
 #include "bench/lib/gpu_timer.h"
 #include "bench/lib/grouped_measure.h"
 #include "bench/lib/report.h"
+#include "bench/lib/stats.h"
 #include "commands.h"
 #include "qgemm/grouped.h"
 #include "qgemm/moe.h"
@@ -65,11 +66,6 @@ struct MoeRow {
   int64_t tokens = 0;
   double fused_us = 0, gemms_us = 0, rel_err = 0, tolerance = 0;
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 template <class T>
 Expected<DeviceBuffer> upload_vector(const std::vector<T>& v) {
@@ -158,7 +154,7 @@ Expected<MoeRow> measure_tokens(const MoeModel& md, const MoeCommandOptions& o,
       [&](int i, CUstream s) { return layer.run(fused_args(i % o.routings, s)); }, o.routings,
       o.warmup, o.repetitions);
   if (!fused) return fused.status();
-  row.fused_us = median(*fused);
+  row.fused_us = bench::summarize(*fused).median_us;
 
   GroupedArgs first;
   first.rows = tokens;
@@ -184,7 +180,7 @@ Expected<MoeRow> measure_tokens(const MoeModel& md, const MoeCommandOptions& o,
       },
       o.routings, o.warmup, o.repetitions);
   if (!gemms) return gemms.status();
-  row.gemms_us = median(*gemms);
+  row.gemms_us = bench::summarize(*gemms).median_us;
   return row;
 }
 
