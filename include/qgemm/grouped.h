@@ -60,7 +60,8 @@ struct GroupedArgs {
 
 namespace detail {
 class GroupedImpl;
-}
+struct GroupedAccess;
+}  // namespace detail
 
 /// Quantized linear layers of one shape over an expert stack [E, N, K]: one grouped GEMM per
 /// call, C[row] = A[row'] . W[e]^T (+ bias[e]) for each row routed to expert e.
@@ -98,6 +99,7 @@ class GroupedLinear {
   std::string explain() const;
 
  private:
+  friend struct detail::GroupedAccess;  // the MoE layer's second GEMM reuses the first's tiles
   explicit GroupedLinear(std::shared_ptr<detail::GroupedImpl> impl) : impl_(std::move(impl)) {}
   std::shared_ptr<detail::GroupedImpl> impl_;
 };

@@ -1,11 +1,11 @@
 // Top-k routing of the MoE layer on the GPU: one warp per token. The choices are those of
 // moe_route (moe_math.cuh), the host's routing, and so are the picks: a lane scans its experts
 // (lane, lane + 32, ...) in order, then warp arg-max reductions keep the lower id on ties, as the
-// host's scan does; a group's top-2 sum is the same multiset's, merged across the lanes. Up to
+// host's scan does; lane g sums group g with the host's function (moe_group_top2_sum). Up to
 // 32 x kMoeRouteRegs experts a lane keeps its choices in registers (fully unrolled: an indexed
-// array would live in local memory); beyond, they are recomputed per pick from the (cached)
-// logits. The softmax denominator is summed per lane then by a warp tree, so weights may differ
-// from the host's in the last bits.
+// array would live in local memory) and the warp's choices in shared memory for the groups;
+// beyond, they are recomputed per pick from the (cached) logits. The softmax denominator is
+// summed per lane then by a warp tree, so weights may differ from the host's in the last bits.
 #pragma once
 
 #include "moe_grouped/moe_layer_params.cuh"
@@ -13,17 +13,43 @@
 
 namespace qgemm {
 
-/// The greater of (v, id) across the warp; ties go to the lower id, id -1 (nothing) loses.
-QGEMM_DEVICE void warp_arg_max(float& v, int& id) {
+/// A float's order as an unsigned order, so one warp reduction finds the greatest: -0 counts as
+/// +0 (they compare equal, as on the host), and every key is above 0, which means "nothing".
+QGEMM_DEVICE u32 order_key(float v) {
+  const u32 b = __float_as_uint(v + 0.0f);
+  return b & 0x80000000u ? ~b : b | 0x80000000u;
+}
+
+/// Across the warp, the lowest id among the lanes holding the greatest key; -1 if every key is
+/// 0 (nothing): the host's scan keeps the first of equal values. Two warp reductions (sm_80+)
+/// where a shuffle tree would take five dependent rounds of two shuffles.
+QGEMM_DEVICE int warp_arg_max(u32 key, int id) {
+#if __CUDA_ARCH__ >= 800
+  const u32 best = __reduce_max_sync(0xffffffffu, key);
+  if (best == 0) return -1;
+  return static_cast<int>(__reduce_min_sync(0xffffffffu, key == best ? u32(id) : 0xffffffffu));
+#else
 #pragma unroll
   for (int offset = 16; offset > 0; offset >>= 1) {
-    const float other_v = __shfl_xor_sync(0xffffffffu, v, offset);
+    const u32 other_key = __shfl_xor_sync(0xffffffffu, key, offset);
     const int other_id = __shfl_xor_sync(0xffffffffu, id, offset);
-    if (other_id >= 0 && (id < 0 || other_v > v || (other_v == v && other_id < id))) {
-      v = other_v;
-      id = other_id;
-    }
+    if (other_key > key || (other_key == key && other_id < id)) key = other_key, id = other_id;
   }
+  return key == 0 ? -1 : id;
+#endif
+}
+
+/// The greatest v across the warp.
+QGEMM_DEVICE float warp_max(float v) {
+#if __CUDA_ARCH__ >= 800
+  const u32 key = __reduce_max_sync(0xffffffffu, order_key(v));
+  return __uint_as_float(key & 0x80000000u ? key & 0x7fffffffu : ~key);
+#else
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1)
+    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  return v;
+#endif
 }
 
 /// Experts per lane a token's choices keep in registers (lane l holds experts l, l + 32, ...):
@@ -31,23 +57,13 @@ QGEMM_DEVICE void warp_arg_max(float& v, int& id) {
 /// More experts take the path that reads them per pick (L1-cached).
 constexpr int kMoeRouteRegs = 16;
 
-/// The top-2 of two top-2 pairs (a >= b each; the lowest float: none), as a multiset.
-QGEMM_DEVICE void merge_top2(float& a, float& b, float other_a, float other_b) {
-  const float top = fmaxf(a, other_a);
-  b = fmaxf(fminf(a, other_a), fmaxf(b, other_b));
-  a = top;
-}
-
 /// Grouped top-k's eligible groups (bit g) from each group's top-2 choice sum, `sum` on lane g:
 /// the best `top_groups` by repeated arg-max, ties to the lower group.
 QGEMM_DEVICE u32 best_groups(float sum, const MoeRouting& r, int lane) {
   u32 group_ok = 0;
-  for (int g = 0; g < r.top_groups; ++g) {
-    float v = sum;
-    int id = lane < r.groups && !(group_ok >> lane & 1u) ? lane : -1;
-    warp_arg_max(v, id);
-    group_ok |= 1u << id;
-  }
+  const u32 key = lane < r.groups ? order_key(sum) : 0;
+  for (int g = 0; g < r.top_groups; ++g)
+    group_ok |= 1u << warp_arg_max(group_ok >> lane & 1u ? 0 : key, lane);
   return group_ok;
 }
 
@@ -66,45 +82,36 @@ struct RoutePicks {
   QGEMM_DEVICE int pick(int h) const { return h == 0 ? first : second; }
 };
 
-/// A token's top-k ids with its choices in registers: c[i] is expert lane + 32 i.
+/// A token's top-k ids with its choices in registers: key[i] orders expert lane + 32 i (0 once
+/// taken or not eligible); `staged` (33 x kMoeRouteRegs floats) holds the warp's choices for
+/// the groups' sums.
 template <class Choice>
-QGEMM_DEVICE RoutePicks route_in_registers(const Choice& choice, const MoeRouting& r, int lane) {
-  constexpr float kLowest = -3.4028235e38f;
+QGEMM_DEVICE RoutePicks route_in_registers(const Choice& choice, const MoeRouting& r, int lane,
+                                           float* staged) {
   float c[kMoeRouteRegs];
 #pragma unroll
   for (int i = 0; i < kMoeRouteRegs; ++i) {
     const int e = lane + 32 * i;
     c[i] = e < r.experts ? choice(e) : 0.0f;
   }
-  const int per_group = r.groups > 1 ? r.experts / r.groups : r.experts;
-  u32 eligible = 0;  // bit i: expert lane + 32 i exists and its group may be chosen
+  u32 key[kMoeRouteRegs];
 #pragma unroll
-  for (int i = 0; i < kMoeRouteRegs; ++i) eligible |= u32{lane + 32 * i < r.experts} << i;
+  for (int i = 0; i < kMoeRouteRegs; ++i) key[i] = lane + 32 * i < r.experts ? order_key(c[i]) : 0;
   if (r.groups > 1) {
-    // NOTE: group membership by range, not by dividing each expert id: a single warp's
-    // integer divisions (a dozen dependent instructions each, per register and group) cost
-    // more than the rest of the routing.
-    float sum = 0.0f;  // lane g: group g's top-2 choice sum (moe_group_top2_sum)
-    for (int g = 0; g < r.groups; ++g) {
-      const int lo = g * per_group, hi = lo + per_group;
-      float a = kLowest, b = kLowest;
+    // NOTE: lane g sums group g from the warp's choices in shared memory, all groups at once.
+    // One warp reduction per group, one group after another, cost ~5 us at DeepSeek-V3's 8
+    // groups; dividing each expert id by the group size to find its group cost as much again.
+    const int per_group = r.experts / r.groups;
 #pragma unroll
-      for (int i = 0; i < kMoeRouteRegs; ++i) {
-        const int e = lane + 32 * i;
-        if (!(eligible >> i & 1u) || e < lo || e >= hi) continue;
-        if (c[i] > a) {
-          b = a;
-          a = c[i];
-        } else if (c[i] > b) {
-          b = c[i];
-        }
-      }
-#pragma unroll
-      for (int offset = 16; offset > 0; offset >>= 1)
-        merge_top2(a, b, __shfl_xor_sync(0xffffffffu, a, offset),
-                   __shfl_xor_sync(0xffffffffu, b, offset));
-      if (lane == g) sum = a + (per_group > 1 ? b : 0.0f);
-    }
+    for (int i = 0; i < kMoeRouteRegs; ++i)
+      if (lane + 32 * i < r.experts) staged[lane + 33 * i] = c[i];
+    __syncwarp();
+    // Expert e sits at e + e / 32: a padded row per 32 experts, so the lanes' scans of their
+    // groups fall in different banks.
+    const auto staged_choice = [&](int e) { return staged[e + (e >> 5)]; };
+    const float sum = lane < r.groups ? moe_group_top2_sum(staged_choice, lane * per_group,
+                                                           (lane + 1) * per_group)
+                                      : 0.0f;
     const u32 group_ok = best_groups(sum, r, lane);
     u32 kept = 0;  // experts of the chosen groups
     for (int g = 0; g < r.groups; ++g) {
@@ -114,18 +121,25 @@ QGEMM_DEVICE RoutePicks route_in_registers(const Choice& choice, const MoeRoutin
       for (int i = 0; i < kMoeRouteRegs; ++i)
         if (lane + 32 * i >= lo && lane + 32 * i < hi) kept |= u32{1} << i;
     }
-    eligible &= kept;
-  }
-  // Top-k by repeated arg-max; a pick leaves `eligible`.
-  RoutePicks out;
-  for (int j = 0; j < r.top_k; ++j) {
-    float v = 0.0f;
-    int id = -1;
 #pragma unroll
     for (int i = 0; i < kMoeRouteRegs; ++i)
-      if ((eligible >> i & 1u) && (id < 0 || c[i] > v)) v = c[i], id = lane + 32 * i;
-    warp_arg_max(v, id);
-    if (id >= 0 && id % 32 == lane) eligible &= ~(u32{1} << (id / 32));
+      if (!(kept >> i & 1u)) key[i] = 0;
+  }
+  // Top-k by repeated arg-max: a lane's best key by a tree, the warp's in two reductions, the
+  // pick's key set to 0.
+  RoutePicks out;
+  for (int j = 0; j < r.top_k; ++j) {
+    u32 best = 0;
+#pragma unroll
+    for (int i = 0; i < kMoeRouteRegs; ++i) best = max(best, key[i]);
+    int id = 0x7fffffff;
+#pragma unroll
+    for (int i = kMoeRouteRegs - 1; i >= 0; --i)
+      if (key[i] == best) id = lane + 32 * i;
+    id = warp_arg_max(best, id);
+#pragma unroll
+    for (int i = 0; i < kMoeRouteRegs; ++i)
+      if (lane + 32 * i == id) key[i] = 0;
     out.keep(j, id, lane);
   }
   return out;
@@ -148,14 +162,14 @@ QGEMM_DEVICE RoutePicks route_from_memory(const Choice& choice, const MoeRouting
   u64 taken = 0;
   RoutePicks out;
   for (int j = 0; j < r.top_k; ++j) {
-    float v = 0.0f;
-    int id = -1;
+    u32 best = 0;
+    int id = 0x7fffffff;
     for (int i = 0, e = lane; e < r.experts; ++i, e += 32) {
       if (!(group_ok >> (e / per_group) & 1u) || (taken >> i & 1u)) continue;
-      const float c = choice(e);
-      if (id < 0 || c > v) v = c, id = e;
+      const u32 key = order_key(choice(e));
+      if (key > best) best = key, id = e;
     }
-    warp_arg_max(v, id);
+    id = warp_arg_max(best, id);
     if (id >= 0 && id % 32 == lane) taken |= u64{1} << (id / 32);
     out.keep(j, id, lane);
   }
@@ -174,15 +188,16 @@ __global__ void __launch_bounds__(kMoeLayerThreads) moe_route_kernel(const MoeRo
     return r.sigmoid ? 1.0f / (1.0f + expf(-logits[e])) : logits[e];
   };
   const auto choice = [&](int e) { return score(e) + (p.bias != nullptr ? p.bias[e] : 0.0f); };
-  const RoutePicks mine = r.experts <= 32 * kMoeRouteRegs ? route_in_registers(choice, r, lane)
-                                                          : route_from_memory(choice, r, lane);
+  // The warp's choices for the groups' sums (route_in_registers).
+  __shared__ float staged[kMoeLayerThreads / 32][33 * kMoeRouteRegs];
+  const RoutePicks mine = r.experts <= 32 * kMoeRouteRegs
+                              ? route_in_registers(choice, r, lane, staged[threadIdx.x / 32])
+                              : route_from_memory(choice, r, lane);
   // Softmax denominator (all experts) across the warp.
   float max_logit = -3.4028235e38f, total = 0.0f;
   if (!r.sigmoid) {
     for (int e = lane; e < r.experts; e += 32) max_logit = fmaxf(max_logit, logits[e]);
-#pragma unroll
-    for (int offset = 16; offset > 0; offset >>= 1)
-      max_logit = fmaxf(max_logit, __shfl_xor_sync(0xffffffffu, max_logit, offset));
+    max_logit = warp_max(max_logit);
     for (int e = lane; e < r.experts; e += 32) total += expf(logits[e] - max_logit);
 #pragma unroll
     for (int offset = 16; offset > 0; offset >>= 1)
@@ -197,6 +212,7 @@ __global__ void __launch_bounds__(kMoeLayerThreads) moe_route_kernel(const MoeRo
     w[h] = e < 0 ? 0.0f : r.sigmoid ? score(e) : expf(logits[e] - max_logit) / total;
   }
   float top = 0.0f;
+#pragma unroll 8
   for (int j = 0; j < r.top_k; ++j) top += __shfl_sync(0xffffffffu, j < 32 ? w[0] : w[1], j % 32);
   i32* ids = p.ids + static_cast<i64>(t) * r.top_k;
   float* weights = p.weights + static_cast<i64>(t) * r.top_k;

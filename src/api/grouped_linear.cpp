@@ -1,5 +1,6 @@
 #include <utility>
 
+#include "api/grouped_access.h"
 #include "backend/grouped_layer.h"
 #include "qgemm/grouped.h"
 #include "util/error.h"
@@ -136,21 +137,44 @@ size_t GroupedLinear::workspace_bytes(const GroupedArgs& shape) const {
   return shape.rows > 0 && shape.top_k > 0 ? impl_->layer->workspace_bytes(shape) : 0;
 }
 
-Status GroupedLinear::run(const GroupedArgs& args) const {
+namespace {
+
+Status run_checked(const GroupedLinear& g, const detail::GroupedImpl& impl, const GroupedArgs& args,
+                   bool on_built_tiles) {
   const char* where = "qgemm::GroupedLinear::run";
-  QGEMM_RETURN_IF_ERROR(validate_grouped_args(args, experts()));
+  QGEMM_RETURN_IF_ERROR(validate_grouped_args(args, g.experts()));
   if (args.rows == 0) return Status();
-  const int64_t rows = args.out_rows(experts());
-  if (rows > impl_->prepared_rows)
+  const int64_t rows = args.out_rows(g.experts());
+  if (rows > impl.prepared_rows)
     return invalid_argument(str(where, ": ", rows, " rows (", grouped_layout_name(args.layout),
-                                ") exceed prepare(max_rows=", impl_->prepared_rows,
+                                ") exceed prepare(max_rows=", impl.prepared_rows,
                                 "); call prepare() with a larger bound"));
-  const size_t need = workspace_bytes(args);
+  const size_t need = g.workspace_bytes(args);
   if (need > 0 && (args.workspace == nullptr || args.workspace_bytes < need))
     return invalid_argument(str(where, ": this call needs a workspace of ", need, " bytes, got ",
                                 args.workspace_bytes, args.workspace ? "" : " (null pointer)"));
-  return out_of_memory_as_status(where, [&] { return impl_->layer->run(args); });
+  return out_of_memory_as_status(where, [&] {
+    return on_built_tiles ? impl.layer->run_on_built_tiles(args) : impl.layer->run(args);
+  });
 }
+
+}  // namespace
+
+Status GroupedLinear::run(const GroupedArgs& args) const {
+  return run_checked(*this, *impl_, args, false);
+}
+
+namespace detail {
+
+int GroupedAccess::tile_rows(const GroupedLinear& g, const GroupedArgs& args) {
+  return g.impl_->layer->tile_rows(args);
+}
+
+Status GroupedAccess::run_on_built_tiles(const GroupedLinear& g, const GroupedArgs& args) {
+  return run_checked(g, *g.impl_, args, true);
+}
+
+}  // namespace detail
 
 int64_t GroupedLinear::experts() const { return impl_->problem.experts; }
 int64_t GroupedLinear::n() const { return impl_->problem.n; }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "api/grouped_access.h"
 #include "backend/device_buffer.h"
 #include "backend/grouped_layer.h"
 #include "families/moe_grouped.h"
@@ -259,7 +260,13 @@ Status MoE::run(const MoeArgs& args) const {
                           m.options.swiglu_limit};
     QGEMM_RETURN_IF_ERROR(launch_z_clusters(m.activation, blocks(slots * m.inter), 1, 1, 1,
                                             m.programmatic, stream, a));
-    QGEMM_RETURN_IF_ERROR(m.w2.run(second));
+    // w2 takes the tile list w13 built where both tile the slots alike (same routing and
+    // workspace): one kernel fewer.
+    const int tile_rows = detail::GroupedAccess::tile_rows(m.w13, first);
+    QGEMM_RETURN_IF_ERROR(tile_rows > 0 &&
+                                  tile_rows == detail::GroupedAccess::tile_rows(m.w2, second)
+                              ? detail::GroupedAccess::run_on_built_tiles(m.w2, second)
+                              : m.w2.run(second));
     MoeReduceParams d{static_cast<const u16*>(second.c),
                       use_weights,
                       use_ids,

@@ -129,7 +129,14 @@ class GroupedJitLayer final : public PreparedGrouped {
     return s + "plus the tile list (moe_tiles) before each call";
   }
 
-  Status run(const GroupedArgs& args) const override {
+  Status run(const GroupedArgs& args) const override { return launch(args, true); }
+  Status run_on_built_tiles(const GroupedArgs& args) const override { return launch(args, false); }
+  int tile_rows(const GroupedArgs& args) const override {
+    return args.rows > 0 ? plan_[bucket_for(args)].config.block_m() : 0;
+  }
+
+ private:
+  Status launch(const GroupedArgs& args, bool build_tiles) const {
     if (args.rows == 0) return Status();
     const size_t bucket = bucket_for(args);
     if (kernels_.empty() || kernels_[bucket].function == nullptr ||
@@ -166,10 +173,11 @@ class GroupedJitLayer final : public PreparedGrouped {
     }
     const size_t out_bytes = (problem_.out.bits + 7) / 8;
 
-    QGEMM_RETURN_IF_ERROR(launch_moe_tiles(
-        tiles_kernel_, args, experts_, c.block_m(), tiles, tile_list, positions,
-        static_cast<int64_t>(problem_.n * out_bytes), problem_.device_info.multiprocessors,
-        grouped_programmatic(problem_), stream));
+    if (build_tiles)
+      QGEMM_RETURN_IF_ERROR(launch_moe_tiles(
+          tiles_kernel_, args, experts_, c.block_m(), tiles, tile_list, positions,
+          static_cast<int64_t>(problem_.n * out_bytes), problem_.device_info.multiprocessors,
+          grouped_programmatic(problem_), stream));
 
     MmaGemmParams p{};
     p.weights = reinterpret_cast<const u8*>(w_.codes.ptr());
@@ -207,7 +215,6 @@ class GroupedJitLayer final : public PreparedGrouped {
                            maps, g);
   }
 
- private:
   int64_t a_rows(const GroupedArgs& a) const { return grouped_a_rows(a, experts_); }
   size_t bucket_for(const GroupedArgs& a) const {
     const int64_t m = grouped_rows_per_expert(a, experts_);

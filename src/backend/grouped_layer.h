@@ -20,6 +20,12 @@ class PreparedGrouped {
   virtual size_t workspace_bytes(const GroupedArgs& shape) const = 0;
   /// `args` passed validate_grouped_args.
   virtual Status run(const GroupedArgs& args) const = 0;
+  /// Rows per tile of the tile list run() builds at the front of the workspace (0: none).
+  virtual int tile_rows(const GroupedArgs&) const { return 0; }
+  /// run() on a workspace whose tile list an earlier call built, on the same stream, for the
+  /// same routing (layout, ids, expert map, tokens, top_k) and tile rows: the tile kernel is
+  /// skipped, so the C rows of slots that no local expert takes keep what they held.
+  virtual Status run_on_built_tiles(const GroupedArgs& args) const { return run(args); }
   virtual std::string describe() const = 0;
 };
 

@@ -205,16 +205,18 @@ TEST(BenchRecipeTest, CommittedRecipesParse) {
         << p.name;
   }
 
-  // The MoE recipe: each model's two grouped GEMMs, w13 with N = 2 x w2's K.
+  // The MoE recipe: each model's two grouped GEMMs (DeepSeek-V3 also in two FP8 forms), w13
+  // with N = 2 x w2's K.
   Expected<Recipe> moe = load_recipe((root / "bench/recipes/moe.yaml").string());
   ASSERT_TRUE(moe.ok()) << moe.status().to_string();
-  ASSERT_EQ(moe->problems.size(), 8u);
+  ASSERT_EQ(moe->problems.size(), 12u);
   for (size_t i = 0; i < moe->problems.size(); i += 2) {
     const BenchProblem& w13 = moe->problems[i];
     const BenchProblem& w2 = moe->problems[i + 1];
     EXPECT_EQ(w13.n, 2 * w2.k) << w13.name;
     EXPECT_EQ(w13.k, w2.n) << w13.name;
     EXPECT_EQ(w13.experts, w2.experts) << w13.name;
+    EXPECT_EQ(w13.weight, w2.weight) << w13.name;
     EXPECT_EQ(w13.m, (std::vector<int64_t>{1, 4, 16, 64, 256, 1024, 4096})) << w13.name;
   }
   EXPECT_EQ(moe->problems[0].experts, 256);
