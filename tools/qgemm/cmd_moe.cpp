@@ -57,6 +57,7 @@ std::vector<MoeModel> moe_models() {
 
 struct MoeCommandOptions {
   std::string model, weight, json;
+  std::string command;  ///< the command line, recorded in the JSON
   std::vector<int64_t> tokens{1, 64, 4096};
   int routings = 8, warmup = 3, repetitions = 15, check_tokens = 8;
   uint64_t seed = 1;
@@ -267,11 +268,16 @@ int run_moe(const MoeCommandOptions& o) {
     rows.push_back(*row);
   }
   if (!o.json.empty()) {
-    std::string text =
-        str("{\n \"schema\": \"qgemm-moe-layer/1\",\n \"model\": \"", md.name,
-            "\",\n \"device\": \"", list_devices()[0].name, "\",\n \"weight\": \"",
-            format->to_string(), "\",\n \"experts\": ", md.experts, ",\n \"hidden\": ", md.hidden,
-            ",\n \"inter\": ", md.inter, ",\n \"top_k\": ", options.top_k, ",\n \"rows\": [");
+    std::string command;  // as a JSON string's characters
+    for (char c : o.command) {
+      if (c == '"' || c == '\\') command += '\\';
+      command += c;
+    }
+    std::string text = str(
+        "{\n \"schema\": \"qgemm-moe-layer/1\",\n \"command\": \"", command, "\",\n \"model\": \"",
+        md.name, "\",\n \"device\": \"", list_devices()[0].name, "\",\n \"weight\": \"",
+        format->to_string(), "\",\n \"experts\": ", md.experts, ",\n \"hidden\": ", md.hidden,
+        ",\n \"inter\": ", md.inter, ",\n \"top_k\": ", options.top_k, ",\n \"rows\": [");
     for (size_t i = 0; i < rows.size(); ++i)
       text += str(i ? "," : "", "\n  {\"tokens\": ", rows[i].tokens,
                   ", \"layer_us\": ", rows[i].fused_us, ", \"gemms_us\": ", rows[i].gemms_us,
@@ -288,13 +294,14 @@ int run_moe(const MoeCommandOptions& o) {
 
 }  // namespace
 
-void add_moe_command(CLI::App& app) {
+void add_moe_command(CLI::App& app, const std::string& command_line) {
   auto* cmd = app.add_subcommand(
       "moe",
       "Time a model's fused MoE layer (routing from logits, w13, activation, w2, weighted sum) "
       "against its two grouped GEMMs on the same routing, and check it against the CPU "
       "reference (GPU)");
   auto o = std::make_shared<MoeCommandOptions>();
+  o->command = command_line;
   cmd->add_option("--model", o->model, "deepseek-v3, qwen3-30b-a3b, gpt-oss-120b or mixtral-8x7b")
       ->required();
   cmd->add_option("--weight", o->weight,

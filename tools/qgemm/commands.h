@@ -16,6 +16,6 @@ void add_tune_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_bench_command(CLI::App& app, const std::string& command_line);
 void add_report_command(CLI::App& app);
-void add_moe_command(CLI::App& app);
+void add_moe_command(CLI::App& app, const std::string& command_line);
 
 }  // namespace qgemm::cli

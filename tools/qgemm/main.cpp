@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];
   qgemm::cli::add_bench_command(app, command_line);
   qgemm::cli::add_report_command(app);
-  qgemm::cli::add_moe_command(app);
+  qgemm::cli::add_moe_command(app, command_line);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
