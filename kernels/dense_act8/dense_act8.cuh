@@ -68,13 +68,16 @@ struct DenseAct8 {
   static constexpr int kClusterY = Cfg::kClusterY;
   static_assert(kClusterY == 1 || kClusterY == 2, "one CTA, or two sharing the weight tile");
   /// Token positions map to rows of A and C through DenseAct8Params::rows (grouped MoE tiles):
-  /// the producer's first warp boxes each activation row on its own (TMA's 128-byte swizzle
-  /// follows the shared-memory address, so a row lands where the tile's box would put it), and
-  /// the epilogue stores each token's row where the list says. Neighbouring token tiles may
-  /// belong to other experts: no clusters, and K is not split.
+  /// the producer warpgroup copies the activation rows with cp.async, 16 bytes per thread and
+  /// copy, into the 128-byte swizzle TMA would have written, and the epilogue stores each
+  /// token's row where the list says. Neighbouring token tiles may belong to other experts: no
+  /// clusters, and K is not split.
+  /// NOTE: a TMA box per row (128 bytes) ran at a tenth of the tile's FP8 rate at 128 tokens per
+  /// tile: the boxes, not the bytes, were the limit (docs/design.md, "Grouped FP8 gathers").
   static constexpr bool kGathered = GatheredCfg<Cfg>::value;
   static_assert(!kGathered || kClusterY == 1, "gathered tiles run one CTA per cluster");
-  static constexpr int kLaneRows = kGathered ? (kBN + 31) / 32 : 1;
+  /// Gathered: producer thread t copies 16-byte chunk t % 8 of token rows t / 8 + 16 i.
+  static constexpr int kThreadRows = kGathered ? (kBN + 15) / 16 : 1;
   static constexpr int kSliceRows = kRows / kClusterY;  // weight rows each CTA copies
 
   struct Smem {
@@ -113,30 +116,20 @@ struct DenseAct8 {
   }
 
   /// The producer warpgroup: thread 0 issues each stage's two TMA boxes (gathered tiles: its
-  /// weight box, and the first warp's lanes a box per token row); with stage scales, every
-  /// producer thread copies some of them into the stage's scale slot and arrives.
+  /// weight box, and every producer thread cp.async copies of the token rows); with stage
+  /// scales, every producer thread copies some of them into the stage's scale slot and arrives.
   static QGEMM_DEVICE void produce(const DenseAct8Params& p, const DenseAct8Maps* maps,
                                    const Work& w, const Smem& sm, int tid) {
-    // Gathered: lane l of the first warp boxes token rows l, l + 32, ... (-1: past the tile's
-    // rows, not copied); a stage announces the rows it copies only.
-    int rows_of_lane[kLaneRows];
-    int stage_bytes = kStageBytes;
-    if constexpr (kGathered) {
-      const int valid = min(kBN, p.m - w.m0);
-      stage_bytes -= (kBN - valid) * kStageK;
-#pragma unroll
-      for (int i = 0; i < kLaneRows; ++i) {
-        const int t = tid + 32 * i;
-        rows_of_lane[i] = tid < 32 && t < valid ? a_row(p, w.m0 + t) : -1;
-      }
-    }
+    // Gathered: this thread's token rows below `valid` are copied.
+    const int valid = kGathered ? min(kBN, p.m - w.m0) : 0;
     for (int it = 0; it < w.iters; ++it) {
       const int s = it % Cfg::kStages;
       if (it >= Cfg::kStages) mbarrier_wait(&sm.empty()[s], (it / Cfg::kStages - 1) & 1);
       const int kb = w.stage_begin + it;
       if (tid == 0) {
-        // Both weight slices land here (one from the other CTA of a cluster): kStageBytes.
-        mbarrier_arrive_expect_tx(&sm.full()[s], stage_bytes);
+        // Both weight slices land here (one from the other CTA of a cluster): kStageBytes; a
+        // gathered tile's rows arrive through cp.async instead.
+        mbarrier_arrive_expect_tx(&sm.full()[s], kGathered ? kWeightBytes : kStageBytes);
         if constexpr (kClusterY == 1) {
           tma_load_2d(sm.stage(s), &maps->w, kb * kStageK, w.n0 + (kGathered ? p.w_row0 : 0),
                       &sm.full()[s]);
@@ -149,12 +142,20 @@ struct DenseAct8 {
           tma_load_2d(sm.stage(s) + kWeightBytes, &maps->a, kb * kStageK, w.m0, &sm.full()[s]);
       }
       if constexpr (kGathered) {
-        __syncwarp();  // the stage's bytes are announced before any row of it lands
+        // Chunk c of token row t sits at chunk c ^ (t % 8) of its 128 bytes (the stage is
+        // 1024-byte aligned); bytes past K read as zeros.
+        const int chunk = tid % 8, k0 = kb * kStageK + chunk * 16;
+        const int bytes = max(0, min(16, p.k - k0));
+        // NOTE: the rows are looked up per stage (L1 hits): kept in registers, they made the
+        // 128-token tile spill.
 #pragma unroll
-        for (int i = 0; i < kLaneRows; ++i)
-          if (rows_of_lane[i] >= 0)
-            tma_load_2d(sm.stage(s) + kWeightBytes + (tid + 32 * i) * kStageK, &maps->a,
-                        kb * kStageK, rows_of_lane[i], &sm.full()[s]);
+        for (int i = 0; i < kThreadRows; ++i) {
+          const int t = tid / 8 + 16 * i;
+          if (t < valid)
+            cp_async_16_bytes(sm.stage(s) + kWeightBytes + t * kStageK + ((chunk ^ (t % 8)) << 4),
+                              p.a_codes + static_cast<i64>(a_row(p, w.m0 + t)) * p.lda + k0, bytes);
+        }
+        cp_async_arrive(&sm.full()[s]);
       }
       if constexpr (kStageScales) {
         float* slot = sm.scales(s);
@@ -198,6 +199,8 @@ struct DenseAct8 {
   static QGEMM_DEVICE void issue(const Smem& sm, int wg, int it, Acc8<kFrags>& part) {
     const int s = it % Cfg::kStages;
     mbarrier_wait(&sm.full()[s], (it / Cfg::kStages) & 1);
+    // cp.async (generic proxy) wrote a gathered tile's rows; wgmma reads through the async one.
+    if constexpr (kGathered) fence_proxy_async_shared();
     const u64 da = wgmma_desc_sw128(smem_addr(sm.stage(s) + wg * 64 * kStageK));
     const u64 db = wgmma_desc_sw128(smem_addr(sm.stage(s) + kWeightBytes));
     wgmma_fence();
@@ -332,7 +335,7 @@ struct DenseAct8 {
     const Work w = make_work(p);
     if (threadIdx.x == 0) {
       for (int s = 0; s < Cfg::kStages; ++s) {
-        mbarrier_init(&sm.full()[s], kStageScales ? 1 + 128 : 1);
+        mbarrier_init(&sm.full()[s], 1 + (kStageScales ? 128 : 0) + (kGathered ? 128 : 0));
         // Every consumer warp of every CTA this slot's producers write into.
         mbarrier_init(&sm.empty()[s], kClusterY * kConsumerThreads / 32);
       }

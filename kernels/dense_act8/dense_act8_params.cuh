@@ -28,10 +28,14 @@ struct DenseAct8Params {
   i32 w_scale_cols, a_scale_cols;
   // Gathered tiles only (the grouped MoE kernels): token position t of the launch is row
   // rows[t] of C and row rows[t] / a_div of A (and of its scales); positions below m are valid.
-  // The weight map holds the expert stack: this launch's weight row 0 is its row w_row0.
+  // The weight map holds the expert stack: this launch's weight row 0 is its row w_row0. The
+  // activation codes are read through a_codes ([rows][lda] bytes, 16-byte aligned rows), not
+  // the map.
   const i32* rows;
   i32 a_div;
   i32 w_row0;
+  const u8* a_codes;
+  i32 lda;
 };
 
 }  // namespace qgemm

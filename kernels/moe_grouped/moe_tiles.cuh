@@ -92,23 +92,39 @@ __global__ void __launch_bounds__(moe_tiles::kThreads) moe_tiles_kernel(const Mo
     for (int s = tid; s < p.slots; s += kThreads)
       if (const int e = local_expert(p, s); e >= 0) atomicAdd(&count[e], 1);
   __syncthreads();
-  // Tile offsets: an exclusive scan of each expert's tiles, 32 experts per step of warp 0.
-  if (tid < 32) {
-    int carry = 0;
-    for (int e0 = 0; e0 < p.experts; e0 += 32) {
-      const int e = e0 + tid;
-      const int tiles = e < p.experts ? (count[e] + p.block_m - 1) / p.block_m : 0;
-      int inclusive = tiles;
+  // Tile offsets: an exclusive scan of each expert's tiles. Thread t takes kPerThread
+  // neighbouring experts, each warp scans its threads' sums, then each thread adds the totals
+  // of the warps before its own: two steps whatever the number of experts.
+  // NOTE: warp 0 alone scanning 32 experts per step took a dependent step per 32 experts, the
+  // longest chain of a decode call's tile list at 256 experts.
+  constexpr int kPerThread = kMaxMoeExperts / kThreads;
+  static_assert(kPerThread * kThreads == kMaxMoeExperts, "whole experts per thread");
+  __shared__ i32 warp_total[kThreads / 32];
+  int tiles[kPerThread], mine = 0;
 #pragma unroll
-      for (int d = 1; d < 32; d *= 2) {
-        const int v = __shfl_up_sync(0xffffffffu, inclusive, d);
-        if (tid >= d) inclusive += v;
-      }
-      if (e < p.experts) start[e] = carry + inclusive - tiles;
-      carry += __shfl_sync(0xffffffffu, inclusive, 31);
-    }
-    if (tid == 0) start[p.experts] = carry;
+  for (int i = 0; i < kPerThread; ++i) {
+    const int e = tid * kPerThread + i;
+    tiles[i] = e < p.experts ? (count[e] + p.block_m - 1) / p.block_m : 0;
+    mine += tiles[i];
   }
+  const int lane = tid % 32, warp = tid / 32;
+  int inclusive = mine;
+#pragma unroll
+  for (int d = 1; d < 32; d *= 2) {
+    const int v = __shfl_up_sync(0xffffffffu, inclusive, d);
+    if (lane >= d) inclusive += v;
+  }
+  if (lane == 31) warp_total[warp] = inclusive;
+  __syncthreads();
+  int before = inclusive - mine;
+  for (int w = 0; w < warp; ++w) before += warp_total[w];
+#pragma unroll
+  for (int i = 0; i < kPerThread; ++i) {
+    const int e = tid * kPerThread + i;
+    if (e < p.experts) start[e] = before;
+    before += tiles[i];
+  }
+  if (tid == kThreads - 1) start[p.experts] = before;  // every expert's tiles
   __syncthreads();
   // The host sizes the grid for the most tiles any routing makes; the min only guards it.
   const int total = min(start[p.experts], p.max_tiles);

@@ -24,6 +24,18 @@ QGEMM_DEVICE void cp_async_16(void* smem, const void* gmem, bool valid) {
 #endif
 }
 
+/// Copies the first `bytes` (0 .. 16) of 16 and writes zeros for the rest (src-size).
+QGEMM_DEVICE void cp_async_16_bytes(void* smem, const void* gmem, int bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+  alignas(16) u8 v[16] = {};
+  for (int i = 0; i < bytes; ++i) v[i] = static_cast<const u8*>(gmem)[i];
+  *static_cast<uint4*>(smem) = *reinterpret_cast<const uint4*>(v);
+#else
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)), "l"(gmem),
+               "r"(bytes));
+#endif
+}
+
 QGEMM_DEVICE void cp_async_commit() {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   asm volatile("cp.async.commit_group;\n" ::);

@@ -150,10 +150,11 @@ class GroupedAct8Layer final : public PreparedGrouped {
     g.code_stride = n;  // weight rows per expert in the map
     g.scale_stride = scale_stride_;
     g.bias_stride = static_cast<i64>(n * out_bytes);
+    // The weights through their map; the gathered rows of A by cp.async (DenseAct8::produce).
+    p.a_codes = static_cast<const u8*>(acts.q);
+    p.lda = static_cast<i32>(acts.ldq);
     DenseAct8Maps maps{};
     maps.w = w_map_;
-    // One box per gathered row (DenseAct8::produce).
-    QGEMM_RETURN_IF_ERROR(encode_tma_bytes_sw128(acts.q, k, a_rows, acts.ldq, 128, 1, &maps.a));
     return launch_clusters(kernel, static_cast<unsigned>((n + 127) / 128),
                            static_cast<unsigned>(tiles), 1, 1, 1, grouped_programmatic(problem_),
                            stream, p, maps, g);

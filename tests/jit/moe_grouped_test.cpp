@@ -1,5 +1,6 @@
 // The grouped MoE family (kernels/moe_grouped/) compiles for the tiles its plan makes, on
-// Hopper and on sm_80, without spills; its tile-list kernel too; and its policy's tile bounds.
+// Hopper and on sm_80, without spills; its tile-list kernel and its 8-bit-activation tiles too;
+// and its policy's tile bounds.
 #include "families/moe_grouped.h"
 
 #include <gtest/gtest.h>
@@ -53,6 +54,20 @@ TEST(MoeGrouped, CompilesForEveryPlannedTileWithoutSpills) {
         }
       }
   }
+  // The 8-bit-activation tiles made gathered (sm_90a): their producers copy the token rows with
+  // cp.async, within the producer warpgroup's registers.
+  const DeviceInfo hopper = *device_preset("sm_90a");
+  const std::pair<const char*, const char*> act8_pairs[] = {
+      {"e4m3/b128x128/fp32", "e4m3/g128/fp32"},
+      {"e4m3/channel/fp32", "e4m3/token"},
+      {"int8/channel/fp32", "int8/token"}};
+  for (const auto& [weight, act] : act8_pairs)
+    for (const DenseAct8Config& c :
+         moe_grouped_act8_configs(*WeightFormat::parse(weight), *ActFormat::parse(act),
+                                  DType::bf16(), hopper, 4096, 7168, INT64_MAX)) {
+      EXPECT_TRUE(c.gathered) << c.to_string();
+      specs.push_back(c.spec());
+    }
   // Identical kernels once.
   std::vector<KernelSpec> unique;
   for (const KernelSpec& s : specs) {
