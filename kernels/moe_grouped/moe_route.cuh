@@ -62,8 +62,11 @@ constexpr int kMoeRouteRegs = 16;
 QGEMM_DEVICE u32 best_groups(float sum, const MoeRouting& r, int lane) {
   u32 group_ok = 0;
   const u32 key = lane < r.groups ? order_key(sum) : 0;
-  for (int g = 0; g < r.top_groups; ++g)
-    group_ok |= 1u << warp_arg_max(group_ok >> lane & 1u ? 0 : key, lane);
+  for (int g = 0; g < r.top_groups; ++g) {
+    // -1 only if every sum left is the one NaN whose key is 0: nothing more to choose.
+    const int best = warp_arg_max(group_ok >> lane & 1u ? 0 : key, lane);
+    if (best >= 0) group_ok |= 1u << best;
+  }
   return group_ok;
 }
 
