@@ -72,8 +72,8 @@ struct DenseAct8 {
   /// copy, into the 128-byte swizzle TMA would have written, and the epilogue stores each
   /// token's row where the list says. Neighbouring token tiles may belong to other experts: no
   /// clusters, and K is not split.
-  /// NOTE: a TMA box per row (128 bytes) ran at a tenth of the tile's FP8 rate at 128 tokens per
-  /// tile: the boxes, not the bytes, were the limit (docs/design.md, "Grouped FP8 gathers").
+  /// NOTE: a TMA box per row (128 bytes) held the 128-token tiles back: the boxes, not the
+  /// bytes, were the limit (docs/design.md, "8-bit activations grouped").
   static constexpr bool kGathered = GatheredCfg<Cfg>::value;
   static_assert(!kGathered || kClusterY == 1, "gathered tiles run one CTA per cluster");
   /// Gathered: producer thread t copies 16-byte chunk t % 8 of token rows t / 8 + 16 i.

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <deque>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -268,22 +269,24 @@ int run_moe(const MoeCommandOptions& o) {
     rows.push_back(*row);
   }
   if (!o.json.empty()) {
-    std::string command;  // as a JSON string's characters
-    for (char c : o.command) {
-      if (c == '"' || c == '\\') command += '\\';
-      command += c;
-    }
-    std::string text = str(
-        "{\n \"schema\": \"qgemm-moe-layer/1\",\n \"command\": \"", command, "\",\n \"model\": \"",
-        md.name, "\",\n \"device\": \"", list_devices()[0].name, "\",\n \"weight\": \"",
-        format->to_string(), "\",\n \"experts\": ", md.experts, ",\n \"hidden\": ", md.hidden,
-        ",\n \"inter\": ", md.inter, ",\n \"top_k\": ", options.top_k, ",\n \"rows\": [");
-    for (size_t i = 0; i < rows.size(); ++i)
-      text += str(i ? "," : "", "\n  {\"tokens\": ", rows[i].tokens,
-                  ", \"layer_us\": ", rows[i].fused_us, ", \"gemms_us\": ", rows[i].gemms_us,
-                  ", \"ratio\": ", rows[i].fused_us / rows[i].gemms_us,
-                  ", \"rel_err\": ", rows[i].rel_err, ", \"tolerance\": ", rows[i].tolerance, "}");
-    text += "\n ]\n}\n";
+    nlohmann::ordered_json report = {{"schema", "qgemm-moe-layer/1"},
+                                     {"command", o.command},
+                                     {"model", md.name},
+                                     {"device", list_devices()[0].name},
+                                     {"weight", format->to_string()},
+                                     {"experts", md.experts},
+                                     {"hidden", md.hidden},
+                                     {"inter", md.inter},
+                                     {"top_k", options.top_k},
+                                     {"rows", nlohmann::ordered_json::array()}};
+    for (const MoeRow& r : rows)
+      report["rows"].push_back({{"tokens", r.tokens},
+                                {"layer_us", r.fused_us},
+                                {"gemms_us", r.gemms_us},
+                                {"ratio", r.fused_us / r.gemms_us},
+                                {"rel_err", r.rel_err},
+                                {"tolerance", r.tolerance}});
+    const std::string text = report.dump(1) + "\n";
     if (Status s = bench::write_text(text, o.json); !s.ok()) {
       std::fprintf(stderr, "qgemm moe: %s\n", s.message().c_str());
       return 1;
