@@ -133,6 +133,19 @@ QGEMM_HOST_DEVICE u32 act_encode(float a, float divisor, const ActCode& t) {
   return sign | (static_cast<u32>(unbiased + bias) << t.man_bits) | mantissa;
 }
 
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+/// act_encode(a, divisor, e4m3) of two elements by the hardware conversion (sm_89+): nearest,
+/// ties to even, saturating at 448, as act_encode for finite quotients. The first element's code
+/// is the low byte. Adding +0 first turns a quotient of -0 into +0, whose code act_encode gives.
+QGEMM_DEVICE u32 act_encode_e4m3x2(float a0, float a1, float divisor) {
+  const float q0 = __fadd_rn(QGEMM_FDIV(a0, divisor), 0.0f);
+  const float q1 = __fadd_rn(QGEMM_FDIV(a1, divisor), 0.0f);
+  u16 codes;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(codes) : "f"(q1), "f"(q0));
+  return codes;
+}
+#endif
+
 /// The value of code c of type t (finite codes).
 QGEMM_HOST_DEVICE float act_decode(u32 c, const ActCode& t) {
   if (t.kind == ActCode::kSigned)

@@ -14,8 +14,8 @@
 namespace qgemm {
 namespace {
 
-// Rows of different magnitudes (tiny to large), a few exact zeros and an all-zero row, as
-// 16-bit codes of `type`.
+// Rows of different magnitudes (tiny to large), a few exact zeros of both signs and an all-zero
+// row, as 16-bit codes of `type`.
 std::vector<uint16_t> test_input(int64_t m, int64_t k, DType type, uint64_t seed) {
   std::vector<float> v = random_normal(m * k, seed, 1.0f);
   std::vector<uint16_t> codes(v.size());
@@ -23,6 +23,7 @@ std::vector<uint16_t> test_input(int64_t m, int64_t k, DType type, uint64_t seed
     const int64_t row = i / k;
     float x = v[i] * std::ldexp(1.0f, int(row % 9) - 4);
     if (i % 97 == 0 || row == 2) x = 0.0f;
+    if (i % 89 == 1) x = -0.0f;
     codes[i] = float_to_half_code(type, x);
   }
   return codes;
