@@ -71,9 +71,10 @@ std::string render_table(const BenchReport& r) {
       s += line;
       continue;
     }
-    const auto vs = row.vs.find("cublas-bf16") != row.vs.end()  ? row.vs.at("cublas-bf16")
-                    : row.vs.find("cublas-fp8") != row.vs.end() ? row.vs.at("cublas-fp8")
-                                                                : NAN;
+    const auto vs = row.vs.find("cublas-bf16") != row.vs.end()   ? row.vs.at("cublas-bf16")
+                    : row.vs.find("cublas-fp8") != row.vs.end()  ? row.vs.at("cublas-fp8")
+                    : row.vs.find("cublas-int8") != row.vs.end() ? row.vs.at("cublas-int8")
+                                                                 : NAN;
     const bool bad = !(row.rel_err <= row.tolerance) || row.unwritten > 0;
     std::snprintf(line, sizeof line,
                   "  %6lld %-12s %10s [%8s - %8s] %8s %8s %6s %9s %9s %9s  %s%s\n",

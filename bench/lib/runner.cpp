@@ -77,6 +77,10 @@ int copies_for(double weight_bytes, int64_t rotate_bytes) {
   return weight_copies(weight_bytes, rotate_bytes, kMaxCopies);
 }
 
+bool is_cublas_baseline(const std::string& backend) {
+  return backend == "cublas-bf16" || backend == "cublas-fp8" || backend == "cublas-int8";
+}
+
 // The weight bytes each GPU backend of a problem rotates copies of.
 std::vector<double> backend_weight_bytes(const QuantizedWeight& w,
                                          const std::vector<std::string>& backends) {
@@ -86,7 +90,7 @@ std::vector<double> backend_weight_bytes(const QuantizedWeight& w,
     if (b == "jit" || b == "jit-pdl" || b == "jit-q16" || b == "jit-act-order" || b == "qdq")
       bytes.push_back(double(w.storage_bytes()));
     if (b == "cublas-bf16") bytes.push_back(2.0 * elements);
-    if (b == "cublas-fp8") bytes.push_back(elements);
+    if (b == "cublas-fp8" || b == "cublas-int8") bytes.push_back(elements);
   }
   return bytes;
 }
@@ -221,8 +225,8 @@ std::string jit_plan_source(const BenchProblem& p, const WeightFormat& wf, const
 // cuBLASLt on dense operands of the same shape: bf16 (the dequantized weight, so the result is
 // checked against the same reference) or e4m3 with per-channel and per-token scales.
 struct CublasSet {
-  bool fp8 = false;
-  QuantizedWeight w8;                 // fp8: the e4m3/channel weight
+  DType op = DType::bf16();           // the operand type: bf16, e4m3 or int8
+  QuantizedWeight w8;                 // 8-bit: the e4m3/channel or int8/channel weight
   std::vector<DeviceBuffer> weights;  // rotated copies
   DeviceBuffer w_scales;
   int64_t device_bytes = 0;
@@ -239,16 +243,23 @@ std::vector<float> dequantized(const QuantizedWeight& w) {
   return values;
 }
 
-Expected<CublasSet> build_cublas_set(const QuantizedWeight& w, bool fp8, int64_t rotate) {
+// The cuBLAS baselines: "cublas-bf16" the layer's weight dequantized to bf16; "cublas-fp8" and
+// "cublas-int8" requantized per channel (e4m3 or int8 codes, fp32 scales), their activations per
+// token.
+Expected<CublasSet> build_cublas_set(const QuantizedWeight& w, const std::string& backend,
+                                     int64_t rotate) {
   QGEMM_RETURN_IF_ERROR(use_device(0));
   CublasSet set;
-  set.fp8 = fp8;
+  set.op = backend == "cublas-fp8"    ? DType::e4m3()
+           : backend == "cublas-int8" ? DType::int_bits(8)
+                                      : DType::bf16();
   const DeviceMemoryTaken taken;
   const std::vector<float> values = dequantized(w);
   std::vector<uint8_t> bytes;
-  if (fp8) {
-    auto w8 = quantize_weights(HostValues::of(values), 1, w.n, w.k,
-                               *WeightFormat::parse("e4m3/channel/fp32"));
+  if (set.op.bits == 8) {
+    auto w8 = quantize_weights(
+        HostValues::of(values), 1, w.n, w.k,
+        *WeightFormat::parse(set.op == DType::e4m3() ? "e4m3/channel/fp32" : "int8/channel/fp32"));
     if (!w8) return w8.status();
     set.w8 = std::move(*w8);
     bytes = set.w8.codes;
@@ -274,12 +285,14 @@ Status measure_cublas(Case& c, CublasSet& set, const Recipe& recipe, ResultRow& 
   std::vector<float> a_values(m * k);
   for (int64_t r = 0; r < m; ++r)
     for (int64_t col = 0; col < k; ++col) a_values[r * k + col] = float(c.a.dequantize(r, col));
-  const DType op = set.fp8 ? DType::e4m3() : DType::bf16();
+  const DType op = set.op;
+  const bool eight_bit = op.bits == 8, int8 = op == DType::int_bits(8);
   std::vector<uint8_t> a_bytes;
   std::vector<float> a_scales;
   std::vector<double> ref;
-  if (set.fp8) {
-    auto a8 = quantize_activations(HostValues::of(a_values), m, k, *ActFormat::parse("e4m3/token"));
+  if (eight_bit) {
+    auto a8 = quantize_activations(HostValues::of(a_values), m, k,
+                                   *ActFormat::parse(int8 ? "int8/token" : "e4m3/token"));
     if (!a8) return a8.status();
     a_bytes = a8->data;
     a_scales = a8->scales;
@@ -296,23 +309,25 @@ Status measure_cublas(Case& c, CublasSet& set, const Recipe& recipe, ResultRow& 
   const DeviceMemoryTaken taken;  // by this run's buffers
   auto a = DeviceBuffer::upload(a_bytes.data(), a_bytes.size());
   auto as_scale = DeviceBuffer::upload(a_scales.data(), a_scales.size() * 4);
-  auto out = DeviceBuffer::allocate(size_t(m) * n * 2);
+  const DType out_type = int8 ? DType::int_bits(32) : DType::bf16();
+  auto out = DeviceBuffer::allocate(size_t(m) * n * (out_type.bits / 8));
   auto ws = DeviceBuffer::allocate(32 << 20);
   for (auto* b : {&a, &as_scale, &out, &ws})
     if (!*b) return b->status();
-  QGEMM_CU(d, cuMemsetD8, out->ptr(), 0xff, size_t(m) * n * 2);
+  QGEMM_CU(d, cuMemsetD8, out->ptr(), 0xff, out->bytes());
   LtGemmShape s;
   s.m = m;
   s.n = n;
   s.k = k;
   s.lda = s.ldw = k;
   s.a_type = s.w_type = op;
-  s.out_type = DType::bf16();
-  s.row_scales = set.fp8;
+  s.out_type = out_type;
+  s.row_scales = eight_bit && !int8;
   const auto t0 = Clock::now();
   auto gemm = LtGemm::create(s, ws->bytes());
   if (!gemm) return gemm.status();
-  if (set.fp8 && !(*gemm)->vector_scales()) row.note = "cuBLASLt took scalar fp8 scales only";
+  if (op == DType::e4m3() && !(*gemm)->vector_scales())
+    row.note = "cuBLASLt took scalar fp8 scales only";
   auto run = [&](int i, CUstream stream) {
     return (*gemm)->run(a->get(), set.weights[i].get(), out->get(), nullptr,
                         static_cast<const float*>(as_scale->get()),
@@ -322,15 +337,29 @@ Status measure_cublas(Case& c, CublasSet& set, const Recipe& recipe, ResultRow& 
   QGEMM_RETURN_IF_ERROR(run(0, nullptr));
   QGEMM_CU(d, cuCtxSynchronize);
   row.first_call_ms = ms_since(t0);
-  QGEMM_RETURN_IF_ERROR(check_output(c, *out, DType::bf16(), ref, row));
+  if (int8) {
+    // The exact int32 sums, scaled here by the token and channel scales for the check.
+    std::vector<int32_t> sums(size_t(m) * n);
+    QGEMM_RETURN_IF_ERROR(out->download(sums.data(), sums.size() * 4));
+    std::vector<double> values(sums.size());
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t col = 0; col < n; ++col)
+        values[r * n + col] = double(sums[r * n + col]) * a_scales[r] * set.w8.scales[col];
+    const Comparison cmp = compare(ref, pick_rows(values, c.rows, n));
+    row.rel_err = cmp.nan_count > 0 ? NAN : cmp.rel_frobenius;
+    row.tolerance = tolerance_for(DType::fp32(), op);
+  } else {
+    QGEMM_RETURN_IF_ERROR(check_output(c, *out, DType::bf16(), ref, row));
+  }
   row.device_bytes = set.device_bytes + taken.bytes();
   auto times =
       time_graph_replays([&](int i, CUstream stream) { return run(i % row.copies, stream); },
                          c.launches, recipe.warmup, recipe.repetitions);
   if (!times) return times.status();
   row.time = summarize(*times);
-  row.bytes = set.fp8 ? double(n) * k + n * 4.0 + double(m) * k + m * 4.0 + double(m) * n * 2
-                      : 2.0 * n * k + 2.0 * m * k + 2.0 * m * n;
+  row.bytes = eight_bit ? double(n) * k + double(m) * k + double(m) * n * (out_type.bits / 8) +
+                              (int8 ? 0.0 : n * 4.0 + m * 4.0)
+                        : 2.0 * n * k + 2.0 * m * k + 2.0 * m * n;
   return Status();
 }
 
@@ -411,7 +440,8 @@ void account(const Case& c, const BenchReport& report, ResultRow& row) {
   row.gbps = gbps(row.bytes, row.time.median_us);
   if (row.backend == "cpu") return;  // GPU ceilings do not apply
   row.pct_copy_bw = 100.0 * row.gbps / report.peaks.copy_gbps;
-  const bool fp8 = row.backend == "cublas-fp8" || c.af.is_quantized();
+  const bool fp8 =
+      row.backend == "cublas-fp8" || row.backend == "cublas-int8" || c.af.is_quantized();
   row.pct_peak = 100.0 * row.tflops / (fp8 ? report.peaks.fp8_tflops : report.peaks.bf16_tflops);
 }
 
@@ -546,9 +576,9 @@ Expected<BenchReport> run_recipe(const Recipe& recipe, const RunOptions& options
         linear = build_linear_set(*w, af, out, jit ? BackendKind::kJit : BackendKind::kQdq,
                                   backend == "jit-pdl" || backend == "jit-act-order", max_m,
                                   report.rotate_bytes, k_order);
-      } else if (runnable && (backend == "cublas-bf16" || backend == "cublas-fp8")) {
+      } else if (runnable && is_cublas_baseline(backend)) {
         progress.set_detail(str(p.name, " ", backend, ": uploading weights"));
-        cublas = build_cublas_set(*w, backend == "cublas-fp8", report.rotate_bytes);
+        cublas = build_cublas_set(*w, backend, report.rotate_bytes);
       }
       for (size_t mi = 0; mi < cases.size(); ++mi) {
         Case& c = cases[mi];
@@ -602,7 +632,7 @@ Expected<BenchReport> run_recipe(const Recipe& recipe, const RunOptions& options
       for (ResultRow& row : group)
         for (const ResultRow& base : group) {
           if (&row == &base || base.status != "ok" || row.status != "ok") continue;
-          if (base.backend == "cublas-bf16" || base.backend == "cublas-fp8")
+          if (is_cublas_baseline(base.backend))
             row.vs[base.backend] = row.time.median_us / base.time.median_us;
         }
       report.rows.insert(report.rows.end(), group.begin(), group.end());

@@ -12,6 +12,8 @@ Expected<cudaDataType_t> cuda_type(DType t) {
   if (t == DType::fp32()) return CUDA_R_32F;
   if (t == DType::e4m3()) return CUDA_R_8F_E4M3;
   if (t == DType::e5m2()) return CUDA_R_8F_E5M2;
+  if (t == DType::int_bits(8)) return CUDA_R_8I;
+  if (t == DType::int_bits(32)) return CUDA_R_32I;
   return unsupported(str("cuBLASLt GEMM: type ", t.name(), " is not supported here"));
 }
 
@@ -25,12 +27,17 @@ Expected<std::shared_ptr<LtGemm>> LtGemm::create(const LtGemmShape& shape, size_
        out_type = cuda_type(shape.out_type);
   for (auto* t : {&a_type, &w_type, &out_type})
     if (!*t) return t->status();
-  const bool fp8 = shape.a_type.bits == 8;
+  const bool int8 = shape.a_type == DType::int_bits(8);
+  const bool fp8 = shape.a_type.bits == 8 && !int8;
+  if (int8 != (shape.out_type == DType::int_bits(32)))
+    return unsupported("cuBLASLt GEMM: int8 operands go with int32 output, and only they");
   std::shared_ptr<LtGemm> g(new LtGemm());
   g->shape_ = shape;
-  QGEMM_RETURN_IF_ERROR(
-      cublas_status(lib->cublasLtMatmulDescCreate(&g->desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F),
-                    "cublasLtMatmulDescCreate"));
+  // int8: exact int32 sums (alpha and beta int32 too); no scales.
+  QGEMM_RETURN_IF_ERROR(cublas_status(
+      lib->cublasLtMatmulDescCreate(&g->desc_, int8 ? CUBLAS_COMPUTE_32I : CUBLAS_COMPUTE_32F,
+                                    int8 ? CUDA_R_32I : CUDA_R_32F),
+      "cublasLtMatmulDescCreate"));
   auto set = [&](cublasLtMatmulDescAttributes_t attr, const void* v, size_t size) {
     return cublas_status(lib->cublasLtMatmulDescSetAttribute(g->desc_, attr, v, size),
                          "cublasLtMatmulDescSetAttribute");
@@ -113,7 +120,8 @@ Status LtGemm::run(const void* a, const void* w, void* c, const void* bias, cons
   };
   if (shape_.bias)
     QGEMM_RETURN_IF_ERROR(set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
-  if (shape_.a_type.bits == 8) {
+  const bool int8 = shape_.a_type == DType::int_bits(8);
+  if (shape_.a_type.bits == 8 && !int8) {
     // cuBLAS "A" is our W and "B" our activations.
     QGEMM_RETURN_IF_ERROR(set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &w_scales, sizeof w_scales));
     QGEMM_RETURN_IF_ERROR(set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &a_scales, sizeof a_scales));
@@ -123,10 +131,13 @@ Status LtGemm::run(const void* a, const void* w, void* c, const void* bias, cons
       return invalid_argument(
           str("cuBLASLt GEMM: pointer ", ptr, " is not ", kMinAlignment, "-byte aligned"));
   const float alpha = 1.0f, beta = 0.0f;
-  return cublas_status(lib->cublasLtMatmul(lib->handle, desc_, &alpha, w, a_layout_, a, b_layout_,
-                                           &beta, c, d_layout_, c, d_layout_, &algo_, workspace,
-                                           workspace_bytes, reinterpret_cast<cudaStream_t>(stream)),
-                       "cublasLtMatmul");
+  const int32_t alpha_i = 1, beta_i = 0;
+  return cublas_status(
+      lib->cublasLtMatmul(lib->handle, desc_, int8 ? static_cast<const void*>(&alpha_i) : &alpha, w,
+                          a_layout_, a, b_layout_, int8 ? static_cast<const void*>(&beta_i) : &beta,
+                          c, d_layout_, c, d_layout_, &algo_, workspace, workspace_bytes,
+                          reinterpret_cast<cudaStream_t>(stream)),
+      "cublasLtMatmul");
 }
 
 }  // namespace qgemm

@@ -12,10 +12,11 @@ namespace qgemm {
 
 /// C[m, n] = A[m, k] . W[n, k]^T (+ bias[n]) through cuBLASLt, row-major operands: the "TN"
 /// column-major GEMM cuBLAS is fastest at. With fp8 operands, per-row fp32 scales of A (m) and W
-/// (n) can be applied (outer-vector scaling), or single scalars where that mode is missing.
+/// (n) can be applied (outer-vector scaling), or single scalars where that mode is missing. Int8
+/// operands give the exact int32 sums, unscaled.
 struct LtGemmShape {
   int64_t m = 0, n = 0, k = 0;
-  DType a_type = DType::bf16();  ///< bf16, fp16 or e4m3
+  DType a_type = DType::bf16();  ///< bf16, fp16, e4m3 or int8 (then out_type int32)
   DType w_type = DType::bf16();
   DType out_type = DType::bf16();
   int64_t lda = 0;          ///< activation row stride (elements), >= k

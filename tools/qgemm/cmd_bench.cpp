@@ -93,7 +93,7 @@ void add_bench_command(CLI::App& app, const std::string& command_line) {
   cmd->add_option("--backend", o->backends,
                   "Comma-separated backends to run instead of the recipe's: jit, jit-pdl, jit-q16, "
                   "jit-act-order, qdq, cpu, "
-                  "cublas-bf16, cublas-fp8");
+                  "cublas-bf16, cublas-fp8, cublas-int8");
   cmd->add_flag("--no-peaks", o->no_peaks, "Skip measuring copy bandwidth and cuBLAS peaks");
   cmd->callback([o, command_line] {
     const int rc = run_bench(*o, command_line);
