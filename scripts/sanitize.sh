@@ -47,7 +47,10 @@ act8_fp8_block|--weight e4m3/b128x128/fp32 --act e4m3/g128/fp32 --m 7 --n 640 --
 act8_int8_token|--weight int8/channel/fp32 --act int8/token --m 64 --n 520 --k 1536 --bias
 moe_routed_decode|--weight int4/g128/bf16 --experts 8 --topk 2 --m 3 --n 1000 --k 1024 --reduce
 moe_routed_tma|--weight int4/g128/bf16 --experts 4 --topk 2 --m 600 --n 512 --k 1024
-moe_routed_act8|--weight e4m3/channel/fp32 --act e4m3/token --experts 4 --topk 2 --m 300 --n 640 --k 768"
+moe_routed_act8|--weight e4m3/channel/fp32 --act e4m3/token --experts 4 --topk 2 --m 300 --n 640 --k 768
+moe_contiguous|--weight int4/g128/bf16 --experts 4 --layout contiguous --m 300 --n 512 --k 1024
+moe_masked|--weight int4/g128/bf16 --experts 4 --layout masked --m 40 --n 512 --k 1024
+moe_masked_act8|--weight e4m3/b128x128/fp32 --act e4m3/g128/fp32 --experts 4 --layout masked --m 40 --n 640 --k 768"
 
 tools=("$@")
 [ ${#tools[@]} -eq 0 ] && tools=(memcheck racecheck synccheck initcheck)

@@ -58,6 +58,18 @@ if(NOT rc EQUAL 0 OR NOT stdout MATCHES "int4/g128/bf16 x bf16" OR NOT stdout MA
   message(FATAL_ERROR "qgemm report exited with ${rc}\n${stdout}\n${stderr}")
 endif()
 
+# Grouped calls in the contiguous and masked layouts check the rows they write against the
+# reference, and that the others keep the poison.
+foreach(layout contiguous masked)
+  execute_process(
+    COMMAND ${QGEMM} verify --weight int4/g128/bf16 --experts 4 --layout ${layout} --m 37 --n 200
+            --k 256 --backend cpu
+    RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
+  if(NOT rc EQUAL 0 OR NOT stdout MATCHES "MoE E=4 ${layout}" OR NOT stdout MATCHES "result     PASS")
+    message(FATAL_ERROR "qgemm verify --layout ${layout} exited with ${rc}\n${stdout}\n${stderr}")
+  endif()
+endforeach()
+
 # A checkpoint directory around the GPTQ layer: verify finds it, reads it and passes.
 file(MAKE_DIRECTORY ${WORK}/checkpoint)
 file(COPY_FILE ${GPTQ_LAYER} ${WORK}/checkpoint/model.safetensors)

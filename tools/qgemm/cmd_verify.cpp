@@ -23,7 +23,11 @@ void add_verify_command(CLI::App& app) {
       ->default_val("bf16");
   cmd->add_option("--out", opt->out, "Output type: bf16, fp16 or fp32")->default_val("bf16");
   cmd->add_option("--experts", opt->experts, "Experts (MoE); 0 = dense layer")->default_val(0);
-  cmd->add_option("--topk", opt->top_k, "Experts per token (MoE)")->default_val(0);
+  cmd->add_option("--topk", opt->top_k, "Experts per token (MoE, routed layout)")->default_val(0);
+  cmd->add_option("--layout", opt->layout,
+                  "MoE rows: routed (tokens, top-k ids), contiguous (rows sorted by expert, "
+                  "offsets) or masked ([experts, m, k] blocks, counts)")
+      ->default_val("routed");
   cmd->add_flag("--reduce", opt->reduce, "MoE: sum the top-k outputs per token (weighted)");
   cmd->add_flag("--bias", opt->bias, "Add a random bias");
   cmd->add_option("--backend", opt->backend, "auto, cpu, jit or qdq")->default_val("auto");

@@ -1,8 +1,10 @@
 #include "verify_runner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <random>
 
@@ -88,12 +90,33 @@ int run_verify(const VerifyOptions& options) {
     return fail(invalid_argument(
         str("--m, --n and --k must be positive (got m=", o.m, ", n=", o.n, ", k=", o.k, ")")));
   const bool moe = o.experts > 0;
-  if (moe && o.top_k <= 0)
+  GroupedLayout layout = GroupedLayout::kRouted;
+  if (o.layout == "contiguous") {
+    layout = GroupedLayout::kContiguous;
+  } else if (o.layout == "masked") {
+    layout = GroupedLayout::kMasked;
+  } else if (o.layout != "routed") {
+    return fail(invalid_argument(
+        str("--layout ", o.layout, " is not supported; accepted: routed, contiguous, masked")));
+  }
+  const bool routed = layout == GroupedLayout::kRouted;
+  if (!moe && (o.top_k > 0 || !routed))
+    return fail(
+        invalid_argument(o.top_k > 0 ? "--topk needs --experts" : "--layout needs --experts"));
+  if (moe && routed && o.top_k <= 0)
     return fail(invalid_argument(str("--experts ", o.experts, " needs --topk >= 1")));
-  if (!moe && o.top_k > 0) return fail(invalid_argument("--topk needs --experts"));
+  if (moe && !routed && (o.top_k > 0 || o.reduce))
+    return fail(invalid_argument(
+        str(o.top_k > 0 ? "--topk" : "--reduce", " applies to the routed layout, not ", o.layout)));
 
   const int64_t experts = moe ? o.experts : 1;
-  if (Status fits = check_layer_fits(o.m, o.n, o.k, experts, experts); !fits.ok())
+  // Masked MoE calls take a block of m rows per expert.
+  const bool masked = layout == GroupedLayout::kMasked;
+  if (masked && o.m > std::numeric_limits<int64_t>::max() / experts)
+    return fail(invalid_argument(
+        str("--m ", o.m, " x --experts ", experts, " rows (masked) do not fit in 64 bits")));
+  const int64_t a_rows = masked ? o.m * experts : o.m;
+  if (Status fits = check_layer_fits(a_rows, o.n, o.k, experts, experts); !fits.ok())
     return fail(fits);
   Expected<QuantizedWeight> w = Status(ErrorCode::kInternal, "no weight");
   if (imported) {
@@ -106,31 +129,50 @@ int run_verify(const VerifyOptions& options) {
   // Act-order layers store K in k_order's order. The reference reads the activations in that
   // order; the layer receives them in the model's order and gathers them back itself (16-bit
   // activations; quantized ones are passed in the stored order).
-  const auto a_values = random_normal(o.m * o.k, o.seed + 1, 1.0f);
-  auto a = quantize_activations(HostValues::of(a_values), o.m, o.k, af);
+  const auto a_values = random_normal(a_rows * o.k, o.seed + 1, 1.0f);
+  auto a = quantize_activations(HostValues::of(a_values), a_rows, o.k, af);
   if (!a) return fail(a.status());
 
   std::vector<double> got, ref;
   std::string chosen = "cpu";
   double first_call_ms = 0;
   std::string rows_note;
-  int64_t unwritten = 0;
+  int64_t unwritten = 0, touched = 0;
   if (moe) {
     // The grouped layer takes 16-bit input and quantizes it itself; the reference multiplies
     // the activations quantized from those same 16-bit values.
-    auto a16 = quantize_activations(HostValues::of(a_values), o.m, o.k, *ActFormat::parse("bf16"));
+    auto a16 =
+        quantize_activations(HostValues::of(a_values), a_rows, o.k, *ActFormat::parse("bf16"));
     if (!a16) return fail(a16.status());
     if (af.is_quantized()) {
-      auto again = quantize_activations(HostValues{a16->data.data(), DType::bf16(), o.m * o.k}, o.m,
-                                        o.k, af);
+      auto again = quantize_activations(HostValues{a16->data.data(), DType::bf16(), a_rows * o.k},
+                                        a_rows, o.k, af);
       if (!again) return fail(again.status());
       a = std::move(again);
     }
-    const Routing routing = random_routing(o.m, o.top_k, o.experts, o.seed + 2, 2);
+    const Routing routing = random_routing(o.m, routed ? o.top_k : 1, o.experts, o.seed + 2, 2);
     HostGroupedCall call;
+    call.layout = layout;
     call.rows = o.m;
-    call.top_k = o.top_k;
-    call.expert_ids = routing.expert_ids;
+    call.top_k = routed ? o.top_k : 1;
+    std::mt19937_64 rng(o.seed + 4);
+    if (routed) {
+      call.expert_ids = routing.expert_ids;
+    } else if (layout == GroupedLayout::kContiguous) {
+      // The rows cut at random points: some experts get none.
+      std::vector<int32_t> cuts;
+      for (int64_t e = 0; e + 1 < o.experts; ++e)
+        cuts.push_back(static_cast<int32_t>(rng() % (o.m + 1)));
+      std::sort(cuts.begin(), cuts.end());
+      call.offsets.push_back(0);
+      call.offsets.insert(call.offsets.end(), cuts.begin(), cuts.end());
+      call.offsets.push_back(static_cast<int32_t>(o.m));
+    } else {
+      // Random counts, the first block full.
+      for (int64_t e = 0; e < o.experts; ++e)
+        call.counts.push_back(e == 0 ? static_cast<int32_t>(o.m)
+                                     : static_cast<int32_t>(rng() % (o.m + 1)));
+    }
     LinearOptions lo;
     lo.act = af;
     lo.out = out;
@@ -151,8 +193,15 @@ int run_verify(const VerifyOptions& options) {
     unwritten = run->unwritten;
     auto r = reference_grouped(*a, *w, call, {});
     if (!r) return fail(r.status());
-    got = std::move(run->c);
-    ref = std::move(*r);
+    // Rows the call does not write (the reference's NaN) must still hold the poison.
+    for (size_t i = 0; i < r->size(); ++i) {
+      if (std::isnan((*r)[i])) {
+        touched += !std::isnan(run->c[i]);
+        continue;
+      }
+      ref.push_back((*r)[i]);
+      got.push_back(run->c[i]);
+    }
     if (o.reduce) {
       // Each token's top-k rows, weighted, summed in slot order (the outputs as rounded).
       const auto reduce = [&](const std::vector<double>& rows) {
@@ -165,7 +214,7 @@ int run_verify(const VerifyOptions& options) {
       got = reduce(got);
       ref = reduce(ref);
     }
-    rows_note = "all rows";
+    rows_note = routed ? "all rows" : "the rows the call writes";
   } else {
     std::vector<uint8_t> bias_bytes;
     std::vector<float> bias;
@@ -199,7 +248,7 @@ int run_verify(const VerifyOptions& options) {
   }
   const Comparison cmp = compare(ref, got);
   const double tol = tolerance_for(out, af.type);
-  const bool pass = cmp.within(tol) && unwritten == 0;
+  const bool pass = cmp.within(tol) && unwritten == 0 && touched == 0;
   if (o.quiet) {
     std::printf("%-4s %-26s %-16s %-4s m=%-5lld n=%-5lld k=%-5lld %s rel_err=%.3e tol=%.0e %s\n",
                 pass ? "PASS" : "FAIL", wf.to_string().c_str(), af.to_string().c_str(),
@@ -214,7 +263,10 @@ int run_verify(const VerifyOptions& options) {
                       : " (act-order: the layer gathers K from the model's order)");
     std::printf(
         "problem    %s%s  M=%lld N=%lld K=%lld\n", moe ? "MoE " : "dense ",
-        moe ? str("E=", o.experts, " top-k=", o.top_k, o.reduce ? " reduced" : "").c_str() : "",
+        moe ? str("E=", o.experts, " ", o.layout,
+                  routed ? str(" top-k=", o.top_k, o.reduce ? " reduced" : "") : std::string())
+                  .c_str()
+            : "",
         (long long)o.m, (long long)o.n, (long long)o.k);
     std::printf("weight     %s%s\n", wf.to_string().c_str(),
                 wf.alias().empty() ? "" : (" (" + wf.alias() + ")").c_str());
@@ -226,6 +278,8 @@ int run_verify(const VerifyOptions& options) {
                 cmp.rel_frobenius, tol, cmp.max_abs_error, (long long)cmp.nan_count);
     if (unwritten > 0)
       std::printf("unwritten  %lld outputs still hold the poison\n", (long long)unwritten);
+    if (touched > 0)
+      std::printf("touched    %lld outputs written outside the call's rows\n", (long long)touched);
     if (first_call_ms > 0)
       std::printf("prepare    %.1f ms (layer build + kernel compile or cache load)\n",
                   first_call_ms);

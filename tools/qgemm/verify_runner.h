@@ -10,6 +10,9 @@ struct VerifyOptions {
   std::string weight, act = "bf16", out = "bf16", backend = "auto";
   int64_t experts = 0;
   int top_k = 0;
+  /// MoE rows: "routed" (tokens and top-k ids), "contiguous" (rows sorted by expert, cut at
+  /// random points) or "masked" ([experts, m, k] blocks with random counts).
+  std::string layout = "routed";
   bool reduce = false;
   bool bias = false;
   uint64_t seed = 1;
