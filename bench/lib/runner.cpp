@@ -223,7 +223,7 @@ std::string jit_plan_source(const BenchProblem& p, const WeightFormat& wf, const
 }
 
 // cuBLASLt on dense operands of the same shape: bf16 (the dequantized weight, so the result is
-// checked against the same reference) or e4m3 with per-channel and per-token scales.
+// checked against the same reference), or e4m3 or int8 with per-channel and per-token scales.
 struct CublasSet {
   DType op = DType::bf16();           // the operand type: bf16, e4m3 or int8
   QuantizedWeight w8;                 // 8-bit: the e4m3/channel or int8/channel weight
@@ -440,9 +440,11 @@ void account(const Case& c, const BenchReport& report, ResultRow& row) {
   row.gbps = gbps(row.bytes, row.time.median_us);
   if (row.backend == "cpu") return;  // GPU ceilings do not apply
   row.pct_copy_bw = 100.0 * row.gbps / report.peaks.copy_gbps;
-  const bool fp8 =
+  // 8-bit operands (FP8 or INT8: the same tensor-core rate on Hopper) against the FP8 peak.
+  const bool eight_bit =
       row.backend == "cublas-fp8" || row.backend == "cublas-int8" || c.af.is_quantized();
-  row.pct_peak = 100.0 * row.tflops / (fp8 ? report.peaks.fp8_tflops : report.peaks.bf16_tflops);
+  row.pct_peak =
+      100.0 * row.tflops / (eight_bit ? report.peaks.fp8_tflops : report.peaks.bf16_tflops);
 }
 
 std::string utc_now() {

@@ -64,8 +64,8 @@ struct ActQuant {
       u32 lo = 0, hi = 0;
 #if __CUDA_ARCH__ >= 890
       if constexpr (kE4m3) {
-        // NOTE: act_encode's float steps made e4m3/token quantization arithmetic-bound (26% of
-        // the copy bandwidth on an H100, where int8 codes reached 81%).
+        // NOTE: act_encode's float steps made e4m3 quantization arithmetic-bound, where int8
+        // codes were bound by memory (docs/design.md, "Quantizer speed").
         lo = act_encode_e4m3x2(v[0], v[1], divisor) | act_encode_e4m3x2(v[2], v[3], divisor) << 16;
         hi = act_encode_e4m3x2(v[4], v[5], divisor) | act_encode_e4m3x2(v[6], v[7], divisor) << 16;
         *reinterpret_cast<uint2*>(dst) = make_uint2(lo, hi);
