@@ -59,8 +59,9 @@ struct DenseAct8 {
   static constexpr int kConsumerThreads = 256;
   // + 1024: the launch aligns dynamic shared memory less than the swizzle needs; run() rounds
   // the base up.
+  // Tail: the ring's barriers, the split flag, then each token's row of C and scale.
   static constexpr int kSmemBytes =
-      Cfg::kStages * (kStageBytes + kScaleFloats * 4) + 2 * Cfg::kStages * 8 + 16 + 1024;
+      Cfg::kStages * (kStageBytes + kScaleFloats * 4) + 2 * Cfg::kStages * 8 + 16 + kBN * 8 + 1024;
 
   static_assert(kBN % 8 == 0 && kBN >= 8 && kBN <= 256, "tokens per CTA: 8 .. 256, by 8");
   static_assert(kActBytes % 1024 == 0, "stage tiles start 1024-byte aligned (the swizzle)");
@@ -90,6 +91,9 @@ struct DenseAct8 {
     }
     u64* empty() const { return full() + Cfg::kStages; }
     int* flag() const { return reinterpret_cast<int*>(empty() + Cfg::kStages); }
+    /// Token position t's row of C and its token scale (kActScale 1), for the epilogue.
+    i32* c_rows() const { return flag() + 4; }
+    float* token_scales() const { return reinterpret_cast<float*>(c_rows() + kBN); }
     u8* base;
   };
 
@@ -170,6 +174,20 @@ struct DenseAct8 {
           if (tid == 0) slot[kBN] = p.w_scale[(w.n0 / 128) * p.w_scale_cols + kb];
         mbarrier_arrive(&sm.full()[s]);
       }
+    }
+  }
+
+  /// The epilogue's per-token values, staged by the consumers before their main loop (while the
+  /// first stages are in flight): looked up per stored element, a gathered tile's rows and
+  /// scales (two dependent loads each) held its CTA past its main loop.
+  static QGEMM_DEVICE void stage_token_values(const DenseAct8Params& p, const Work& w,
+                                              const Smem& sm, int ctid) {
+    for (int t = ctid; t < kBN; t += kConsumerThreads) {
+      const int token = w.m0 + t;
+      const bool valid = token < p.m;
+      sm.c_rows()[t] = valid ? (kGathered ? p.rows[token] : token) : 0;
+      if constexpr (Cfg::kActScale == 1)
+        sm.token_scales()[t] = valid ? p.a_scale[a_row(p, token)] : 0.0f;
     }
   }
 
@@ -272,26 +290,70 @@ struct DenseAct8 {
     return w.m0 + 8 * (i / 4) + 2 * (lane % 4) + (i % 2);
   }
 
-  static QGEMM_DEVICE float out_value(const DenseAct8Params& p, int row, int token, float v) {
-    if constexpr (Cfg::kWeightScale == 1) v *= p.w_scale[row];
+  /// The output of accumulator v of weight row `row` and tile token `t` (position w.m0 + t),
+  /// given the row's weight scale (channel scales).
+  /// The output of accumulator v of tile token t, given its weight row's scale (channel
+  /// scales) and bias (0 without).
+  static QGEMM_DEVICE float out_value(const DenseAct8Params& p, const Smem& sm, int t,
+                                      float row_scale, float row_bias, float v) {
+    if constexpr (Cfg::kWeightScale == 1) v *= row_scale;
     if constexpr (Cfg::kWeightScale == 0) v *= p.w_scale[0];
-    if constexpr (Cfg::kActScale == 1) v *= p.a_scale[a_row(p, token)];
+    if constexpr (Cfg::kActScale == 1) v *= sm.token_scales()[t];
     if constexpr (Cfg::kActScale == 0) v *= p.a_scale[0];
-    if (p.bias != nullptr) {
-      if constexpr (Cfg::kOut == Elem::kFp32)
-        v += static_cast<const float*>(p.bias)[row];
-      else
-        v += half_to_float<Cfg::kOut>(static_cast<const u16*>(p.bias)[row]);
-    }
-    return v;
+    return v + row_bias;
   }
 
-  static QGEMM_DEVICE void store(const DenseAct8Params& p, int row, int token, float v) {
-    const i64 at = static_cast<i64>(kGathered ? p.rows[token] : token) * p.ldc + row;
-    if constexpr (Cfg::kOut == Elem::kFp32)
-      static_cast<float*>(p.c)[at] = v;
-    else
-      static_cast<u16*>(p.c)[at] = static_cast<u16>(pack_half2<Cfg::kOut>(v, 0.0f) & 0xffffu);
+  static constexpr int kOutBytes = Cfg::kOut == Elem::kFp32 ? 4 : 2;
+  /// The epilogue's C tile in the ring's shared memory: token t's 128 outputs at t kTilePitch,
+  /// padded 16 bytes so the four tokens of one store instruction fall in different banks.
+  static constexpr int kTilePitch = kRows * kOutBytes + 16;
+  static_assert(kBN * kTilePitch <= Cfg::kStages * kStageBytes, "the C tile fits in the ring");
+
+  /// Writes the CTA's outputs through shared memory: each thread puts its accumulators' values
+  /// there, then the consumers store whole token rows, 16 bytes a thread (a store per element
+  /// from the accumulators' layout wrote four tokens' 16 bytes per instruction).
+  static QGEMM_DEVICE void store_tile(const DenseAct8Params& p, const Work& w, const Smem& sm,
+                                      int wg, int warp, int lane, int ctid,
+                                      const float (&acc)[4 * kFrags], const float (&row_scale)[2]) {
+    float row_bias[2] = {0.0f, 0.0f};
+    if (p.bias != nullptr)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = row_of(w, wg, warp, lane, 2 * h);
+        if (row < p.n)
+          row_bias[h] = Cfg::kOut == Elem::kFp32
+                            ? static_cast<const float*>(p.bias)[row]
+                            : half_to_float<Cfg::kOut>(static_cast<const u16*>(p.bias)[row]);
+      }
+    u8* tile = sm.stage(0);
+#pragma unroll
+    for (int i = 0; i < 4 * kFrags; ++i) {
+      const int r = row_of(w, wg, warp, lane, i) - w.n0, t = token_of(w, lane, i) - w.m0;
+      const float v = out_value(p, sm, t, row_scale[(i % 4) / 2], row_bias[(i % 4) / 2], acc[i]);
+      u8* at = tile + t * kTilePitch + r * kOutBytes;
+      if constexpr (Cfg::kOut == Elem::kFp32)
+        *reinterpret_cast<float*>(at) = v;
+      else
+        *reinterpret_cast<u16*>(at) = static_cast<u16>(pack_half2<Cfg::kOut>(v, 0.0f) & 0xffffu);
+    }
+    sync_consumers();
+    constexpr int kChunks = kRows * kOutBytes / 16;  // 16-byte chunks of a token's outputs
+    constexpr int kChunkRows = 16 / kOutBytes;
+    const int rows = min(kRows, p.n - w.n0), tokens = min(kBN, p.m - w.m0);
+    const bool aligned =
+        (reinterpret_cast<u64>(p.c) | static_cast<u64>(p.ldc) * kOutBytes) % 16 == 0;
+    for (int c = ctid; c < tokens * kChunks; c += kConsumerThreads) {
+      const int t = c / kChunks, r0 = (c % kChunks) * kChunkRows;
+      if (r0 >= rows) continue;
+      const u8* src = tile + t * kTilePitch + r0 * kOutBytes;
+      u8* dst = static_cast<u8*>(p.c) +
+                (static_cast<i64>(sm.c_rows()[t]) * p.ldc + w.n0 + r0) * kOutBytes;
+      if (aligned && r0 + kChunkRows <= rows) {
+        *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+      } else {
+        for (int b = 0; b < min(kChunkRows, rows - r0) * kOutBytes; ++b) dst[b] = src[b];
+      }
+    }
   }
 
   /// Split-K: publish this split's sums; the tile's last split to arrive replaces acc by the
@@ -357,17 +419,26 @@ struct DenseAct8 {
     allow_dependent_launch();
     const int wg = warpgroup - 1, ctid = threadIdx.x - 128;
     const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+    grid_dependency_wait();  // before reading token scales, and writing C, partials or counters
+    stage_token_values(p, w, sm, ctid);
+    // A thread's accumulators cover two weight rows (i % 4 < 2, and the rest 8 rows down).
+    float row_scale[2] = {1.0f, 1.0f};
+    if constexpr (Cfg::kWeightScale == 1)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = row_of(w, wg, warp, lane, 2 * h);
+        row_scale[h] = row < p.n ? p.w_scale[row] : 0.0f;
+      }
     float acc[4 * kFrags];
     consume(w, sm, wg, lane, acc);
-    grid_dependency_wait();  // before writing C, partials or counters
-    // Clusters and gathered tiles run unsplit (the host launches them with gridDim.z = 1).
-    if constexpr (kClusterY == 1 && !kGathered)
+    // The staged token values are in place, and every stage's wgmmas are done: the ring is free
+    // for the C tile.
+    sync_consumers();
+    // Clusters, gathered tiles and tiles of more than 128 tokens run unsplit (the host launches
+    // them with gridDim.z = 1; summing the splits of 160 or more tokens would spill).
+    if constexpr (kClusterY == 1 && !kGathered && kBN <= 128)
       if (gridDim.z > 1 && !sum_splits(p, w, sm, wg, warp, lane, ctid, acc)) return;
-#pragma unroll
-    for (int i = 0; i < 4 * kFrags; ++i) {
-      const int row = row_of(w, wg, warp, lane, i), token = token_of(w, lane, i);
-      if (row < p.n && token < p.m) store(p, row, token, out_value(p, row, token, acc[i]));
-    }
+    store_tile(p, w, sm, wg, warp, lane, ctid, acc, row_scale);
     if constexpr (kClusterY > 1) cluster_sync();
   }
 };

@@ -41,10 +41,9 @@ class Act8Layer final : public PreparedLayer {
 
   Status prepare(int64_t max_tokens) override {
     const std::string arch = problem_.device_info.arch();
-    // Every config an m <= max_tokens takes: the first M of each token tile, and the largest
-    // (the 128-token tiles pair up in clusters from some M on).
-    for (int64_t m : {int64_t{1}, int64_t{9}, int64_t{17}, int64_t{33}, int64_t{65}, max_tokens}) {
-      const DenseAct8Config c = config(std::min(m, max_tokens));
+    for (const DenseAct8Config& c : DenseAct8Config::all_for_layer(
+             problem_.weight, problem_.act, problem_.out, arch, max_tokens, problem_.n, problem_.k,
+             problem_.device_info.multiprocessors)) {
       if (kernels_.count(key(c))) continue;
       auto k = get_kernel(c.spec());
       if (!k) return k.status();
@@ -147,7 +146,8 @@ class Act8Layer final : public PreparedLayer {
       from = bn + 1;
     }
     s += str("\n  M 129+: dense_act8 ", config(129).to_string(),
-             " (cy2 where unsplit: two token tiles share the weight tile)");
+             " (cy2 where unsplit: two token tiles share the weight tile); larger M: tiles of",
+             " 128, 160 or 192 tokens, whichever the cost model estimates fastest");
     return s + str("\n  16-bit input: quantized to ", problem_.act.to_string(),
                    " on the GPU first (kernels/act_quant)");
   }

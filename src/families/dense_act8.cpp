@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "util/error.h"
+#include "util/settings.h"
 
 namespace qgemm {
 namespace {
@@ -45,22 +46,59 @@ Support dense_act8_supports(const WeightFormat& w, const ActFormat& a, DType out
   return Support::yes();
 }
 
-int dense_act8_block_n(int64_t m) {
-  for (int bn : {8, 16, 32, 64})
+namespace {
+
+// One CTA's time per 128-K stage, base + per token of its tile, and per tile (prologue and
+// epilogue). Fitted to the H200 runs of docs/design.md ("Token tiles above 128"): FP8 and int8 on
+// N = K = 8192 at M = 1024 and 4096; block FP8 also on the DeepSeek-V3 shapes (K = 1536 gives
+// the per-tile term). Block scales promote every stage, which costs in proportion to the tile.
+struct StageCost {
+  double base_ns, per_token_ns;
+};
+constexpr StageCost kFp8Stage{271, 1.86}, kInt8Stage{92, 2.53}, kBlockStage{0, 5.2};
+constexpr double kTileNs = 2000;
+
+}  // namespace
+
+int dense_act8_cluster_y(int64_t n, int64_t m, int64_t k, int block_n, int sms) {
+  return block_n >= 128 && m > block_n && dense_act8_splits(n, m, k, block_n, sms) == 1 ? 2 : 1;
+}
+
+double dense_act8_time_ns(bool int8, bool block_scales, int64_t m, int64_t n, int64_t k,
+                          int block_n, int sms) {
+  const StageCost cost = block_scales ? kBlockStage : int8 ? kInt8Stage : kFp8Stage;
+  const int splits = dense_act8_splits(n, m, k, block_n, sms);
+  const int cy = dense_act8_cluster_y(n, m, k, block_n, sms);
+  const int64_t token_tiles = ((m + block_n - 1) / block_n + cy - 1) / cy * cy;
+  const int64_t ctas = (n + 127) / 128 * token_tiles * splits;
+  const int64_t waves = (ctas + sms - 1) / std::max(sms, 1);
+  const int64_t stages = ((k + 127) / 128 + splits - 1) / splits;
+  return static_cast<double>(waves) *
+         (static_cast<double>(stages) * (cost.base_ns + cost.per_token_ns * block_n) + kTileNs);
+}
+
+int dense_act8_block_n(bool int8, bool block_scales, int64_t m, int64_t n, int64_t k, int sms) {
+  for (int bn : {8, 16, 32, 64, 128})
     if (m <= bn) return bn;
-  return 128;
+  if (settings().act8_block_n != 0) return settings().act8_block_n;
+  int best = 128;
+  for (int bn : {160, 192})
+    if (dense_act8_time_ns(int8, block_scales, m, n, k, bn, sms) <
+        dense_act8_time_ns(int8, block_scales, m, n, k, best, sms))
+      best = bn;
+  return best;
+}
+
+int dense_act8_stages(int block_n) {
+  return std::min(kMaxStages, kRingBudget / (128 * 128 + block_n * 128));
 }
 
 int dense_act8_splits(int64_t n, int64_t m, int64_t k, int block_n, int sms) {
+  if (block_n > 128) return 1;  // the kernel sums splits of at most 128 tokens
   const int64_t tiles = ((n + 127) / 128) * ((m + block_n - 1) / block_n);
   const int64_t stages = (k + 127) / 128;
   const int64_t splits = std::min<int64_t>(std::max<int64_t>(sms / tiles, 1), stages / 4);
   return static_cast<int>(std::clamp<int64_t>(splits, 1, 16));
-}
-
-int dense_act8_cluster_y(int64_t n, int64_t m, int64_t k, int sms) {
-  const int block_n = dense_act8_block_n(m);
-  return block_n == 128 && m > block_n && dense_act8_splits(n, m, k, block_n, sms) == 1 ? 2 : 1;
 }
 
 DenseAct8Config DenseAct8Config::for_layer(const WeightFormat& w, const ActFormat& a, DType out,
@@ -68,19 +106,44 @@ DenseAct8Config DenseAct8Config::for_layer(const WeightFormat& w, const ActForma
                                            int sms) {
   DenseAct8Config c;
   c.int8 = w.type == DType::int_bits(8);
-  c.block_n = dense_act8_block_n(m);
-  c.cluster_y = dense_act8_cluster_y(n, m, k, sms);
-  const int stage = 128 * 128 + c.block_n * 128;
-  c.stages = std::min(kMaxStages, kRingBudget / stage);
   c.weight_scale = w.scale_kind == ScaleKind::kTensor    ? 0
                    : w.scale_kind == ScaleKind::kChannel ? 1
                                                          : 2;
+  c.block_n = dense_act8_block_n(c.int8, c.weight_scale == 2, m, n, k, sms);
+  c.cluster_y = dense_act8_cluster_y(n, m, k, c.block_n, sms);
+  c.stages = dense_act8_stages(c.block_n);
   c.act_scale = a.scale_kind == ActScaleKind::kTensor  ? 0
                 : a.scale_kind == ActScaleKind::kToken ? 1
                                                        : 2;
   c.out = out;
   c.arch = arch;
   return c;
+}
+
+std::vector<DenseAct8Config> DenseAct8Config::all_for_layer(const WeightFormat& w,
+                                                            const ActFormat& a, DType out,
+                                                            const std::string& arch, int64_t max_m,
+                                                            int64_t n, int64_t k, int sms) {
+  std::vector<DenseAct8Config> configs;
+  auto add = [&](const DenseAct8Config& c) {
+    if (std::find(configs.begin(), configs.end(), c) == configs.end()) configs.push_back(c);
+  };
+  for (int64_t m : {1, 9, 17, 33, 65, 129})
+    if (m <= max_m) add(for_layer(w, a, out, arch, m, n, k, sms));
+  // Above 128 tokens the cost model's choice follows the waves, so walk M; far past the SMs'
+  // first waves, take every larger tile it may choose.
+  constexpr int64_t kWalked = 1 << 16;
+  for (int64_t m = 130; m <= std::min(max_m, kWalked); ++m)
+    add(for_layer(w, a, out, arch, m, n, k, sms));
+  if (max_m > kWalked)
+    for (int bn : {128, 160, 192}) {
+      DenseAct8Config c = for_layer(w, a, out, arch, max_m, n, k, sms);
+      c.block_n = bn;
+      c.cluster_y = 2;
+      c.stages = dense_act8_stages(bn);
+      add(c);
+    }
+  return configs;
 }
 
 std::string DenseAct8Config::to_string() const {
@@ -93,7 +156,7 @@ std::string DenseAct8Config::to_string() const {
 
 int DenseAct8Config::smem_bytes() const {
   const int stage = 128 * 128 + block_n * 128 + (block_n + 4) * 4;
-  return stages * stage + 2 * stages * 8 + 16 + 1024;
+  return stages * stage + 2 * stages * 8 + 16 + block_n * 8 + 1024;
 }
 
 KernelSpec DenseAct8Config::spec() const {

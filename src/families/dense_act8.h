@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "backend/backend.h"
 #include "jit/kernel_spec.h"
@@ -29,6 +30,11 @@ struct DenseAct8Config {
   static DenseAct8Config for_layer(const WeightFormat& weight, const ActFormat& act, DType out,
                                    const std::string& arch, int64_t m, int64_t n, int64_t k,
                                    int sms);
+  /// Every config for_layer gives for 1 <= m <= max_m (what a layer compiles up front).
+  static std::vector<DenseAct8Config> all_for_layer(const WeightFormat& weight,
+                                                    const ActFormat& act, DType out,
+                                                    const std::string& arch, int64_t max_m,
+                                                    int64_t n, int64_t k, int sms);
   std::string to_string() const;
   KernelSpec spec() const;
   int smem_bytes() const;
@@ -39,16 +45,26 @@ struct DenseAct8Config {
 Support dense_act8_supports(const WeightFormat& weight, const ActFormat& act, DType out,
                             const DeviceInfo& device);
 
-/// Tokens per CTA for a batch of m tokens: the smallest tile that holds them, up to 128.
-int dense_act8_block_n(int64_t m);
+/// Tokens per CTA for m tokens of an n x k layer: the smallest tile that holds them, up to 128;
+/// above, the tile of 128, 160 or 192 tokens dense_act8_time_ns estimates fastest
+/// (QGEMM_ACT8_BLOCK_N=128, 160 or 192 forces one).
+int dense_act8_block_n(bool int8, bool block_scales, int64_t m, int64_t n, int64_t k, int sms);
+
+/// The cost model behind the choice: waves of CTAs times one CTA's time, from per-stage and
+/// per-tile costs measured on an H200 (the constants in dense_act8.cpp).
+double dense_act8_time_ns(bool int8, bool block_scales, int64_t m, int64_t n, int64_t k,
+                          int block_n, int sms);
+
+/// 128-K stages in the ring of a tile of `block_n` tokens.
+int dense_act8_stages(int block_n);
 
 /// K splits of an n x k layer at m tokens on `sms` SMs: enough CTAs for one wave (one CTA per
 /// SM), each split keeping at least four stages.
 int dense_act8_splits(int64_t n, int64_t m, int64_t k, int block_n, int sms);
 
-/// CTAs per cluster along the tokens: 2 (sharing the weight tile) for unsplit 128-token tiles
-/// of at least two token tiles, else 1.
-int dense_act8_cluster_y(int64_t n, int64_t m, int64_t k, int sms);
+/// CTAs per cluster along the tokens: 2 (sharing the weight tile) for unsplit tiles of at least
+/// 128 tokens and at least two token tiles, else 1.
+int dense_act8_cluster_y(int64_t n, int64_t m, int64_t k, int block_n, int sms);
 
 /// A layer with quantized activations on the family's kernels (backend "jit").
 Expected<std::unique_ptr<PreparedLayer>> build_dense_act8_layer(const QuantizedWeight& weight,

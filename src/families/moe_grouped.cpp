@@ -25,8 +25,9 @@ Expected<std::vector<MmaPlanEntry>> plan_moe_grouped(int64_t n, int64_t k,
 DenseAct8Config moe_grouped_act8_config(const WeightFormat& weight, const ActFormat& act, DType out,
                                         const DeviceInfo& device, int64_t rows_per_expert,
                                         int64_t n, int64_t k) {
+  // Gathered tiles hold at most 128 rows (the tile list's unit).
   DenseAct8Config c = DenseAct8Config::for_layer(weight, act, out, device.arch(),
-                                                 std::max<int64_t>(rows_per_expert, 1), n, k,
+                                                 std::clamp<int64_t>(rows_per_expert, 1, 128), n, k,
                                                  device.multiprocessors);
   c.cluster_y = 1;
   c.gathered = true;

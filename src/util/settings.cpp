@@ -37,6 +37,9 @@ const Settings& settings() {
     s.split_partial_waves = flag("QGEMM_SPLIT_PARTIAL_WAVES");
     const char* cluster = env("QGEMM_SPLIT_CLUSTER");
     s.split_cluster = cluster == nullptr || std::string(cluster) != "0";
+    const int act8_block_n = positive("QGEMM_ACT8_BLOCK_N", 0);
+    if (act8_block_n == 128 || act8_block_n == 160 || act8_block_n == 192)
+      s.act8_block_n = act8_block_n;
     s.no_tail_split = flag("QGEMM_NO_TAIL_SPLIT");
     return s;
   }();

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <vector>
 
@@ -26,6 +27,16 @@ TEST(DenseAct8, CompilesForEveryConfigWithoutSpills) {
         specs.push_back(DenseAct8Config::for_layer(*WeightFormat::parse(w), *ActFormat::parse(a),
                                                    out, "sm_90a", m, 8192, 8192, 132)
                             .spec());
+  // The larger token tiles QGEMM_ACT8_BLOCK_N selects (unsplit, clustered).
+  for (const auto& [w, a] : pairs)
+    for (int block_n : {160, 192}) {
+      DenseAct8Config c =
+          DenseAct8Config::for_layer(*WeightFormat::parse(w), *ActFormat::parse(a), DType::bf16(),
+                                     "sm_90a", 4096, 8192, 8192, 132);
+      c.block_n = block_n;
+      c.stages = dense_act8_stages(block_n);
+      specs.push_back(c.spec());
+    }
   ASSERT_NO_FATAL_FAILURE(
       testing::for_each_compiled(specs, [](const KernelSpec& spec, const CompiledKernel& k) {
         testing::expect_no_spills(k, spec.config);
@@ -37,16 +48,38 @@ TEST(DenseAct8, CompilesForEveryConfigWithoutSpills) {
 }
 
 TEST(DenseAct8, PolicyTilesByMAndFillsAWave) {
-  EXPECT_EQ(8, dense_act8_block_n(1));
-  EXPECT_EQ(16, dense_act8_block_n(9));
-  EXPECT_EQ(128, dense_act8_block_n(129));
+  const bool fp8 = false, int8 = true, block = true, channel = false;
+  EXPECT_EQ(8, dense_act8_block_n(fp8, channel, 1, 8192, 8192, 132));
+  EXPECT_EQ(16, dense_act8_block_n(fp8, channel, 9, 8192, 8192, 132));
+  EXPECT_EQ(128, dense_act8_block_n(fp8, channel, 129, 8192, 8192, 132)) << "one wave either way";
+  // Larger tiles where they save waves, 128 where the waves tie or the cost per token rises.
+  EXPECT_EQ(192, dense_act8_block_n(fp8, channel, 4096, 8192, 8192, 132));
+  EXPECT_EQ(192, dense_act8_block_n(int8, channel, 4096, 8192, 8192, 132));
+  EXPECT_EQ(128, dense_act8_block_n(fp8, block, 4096, 8192, 8192, 132));
+  EXPECT_EQ(192, dense_act8_block_n(fp8, block, 4096, 24576, 1536, 132)) << "short K: per tile";
+  EXPECT_EQ(128, dense_act8_block_n(int8, channel, 1024, 8192, 8192, 132));
+  EXPECT_EQ(128, dense_act8_block_n(fp8, channel, 4096, 1024, 8192, 132)) << "two waves both";
+  EXPECT_LT(dense_act8_time_ns(fp8, channel, 4096, 8192, 8192, 192, 132),
+            dense_act8_time_ns(fp8, channel, 4096, 8192, 8192, 128, 132));
   EXPECT_EQ(2, dense_act8_splits(8192, 1, 8192, 8, 132));  // 64 tiles
   EXPECT_EQ(1, dense_act8_splits(8192, 4096, 8192, 128, 132));
   EXPECT_EQ(1, dense_act8_splits(8192, 1, 256, 8, 132)) << "at least four stages per split";
-  EXPECT_EQ(2, dense_act8_cluster_y(8192, 4096, 8192, 132));
-  EXPECT_EQ(1, dense_act8_cluster_y(8192, 128, 8192, 132)) << "one token tile";
-  EXPECT_EQ(1, dense_act8_cluster_y(8192, 64, 8192, 132));
-  EXPECT_EQ(1, dense_act8_cluster_y(1024, 256, 8192, 132)) << "split K runs unclustered";
+  EXPECT_EQ(1, dense_act8_splits(8192, 4096, 8192, 192, 132)) << "no split above 128 tokens";
+  EXPECT_EQ(2, dense_act8_cluster_y(8192, 4096, 8192, 128, 132));
+  EXPECT_EQ(2, dense_act8_cluster_y(8192, 4096, 8192, 192, 132));
+  EXPECT_EQ(1, dense_act8_cluster_y(8192, 128, 8192, 128, 132)) << "one token tile";
+  EXPECT_EQ(1, dense_act8_cluster_y(8192, 64, 8192, 64, 132));
+  EXPECT_EQ(1, dense_act8_cluster_y(1024, 256, 8192, 128, 132)) << "split K runs unclustered";
+  // A layer compiles every config its M range reaches, each once.
+  const auto configs = DenseAct8Config::all_for_layer(
+      *WeightFormat::parse("e4m3/channel/fp32"), *ActFormat::parse("e4m3/token"), DType::bf16(),
+      "sm_90a", 4096, 8192, 8192, 132);
+  for (int64_t m : {1, 7, 100, 129, 200, 333, 1000, 2500, 4096}) {
+    const DenseAct8Config c = DenseAct8Config::for_layer(
+        *WeightFormat::parse("e4m3/channel/fp32"), *ActFormat::parse("e4m3/token"), DType::bf16(),
+        "sm_90a", m, 8192, 8192, 132);
+    EXPECT_EQ(1, std::count(configs.begin(), configs.end(), c)) << "m=" << m;
+  }
   const DeviceInfo h100{"H100", 9, 0, 132};
   EXPECT_TRUE(dense_act8_supports(*WeightFormat::parse("e4m3/channel/fp32"),
                                   *ActFormat::parse("e4m3/token"), DType::bf16(), h100)
