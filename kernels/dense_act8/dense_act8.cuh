@@ -290,8 +290,6 @@ struct DenseAct8 {
     return w.m0 + 8 * (i / 4) + 2 * (lane % 4) + (i % 2);
   }
 
-  /// The output of accumulator v of weight row `row` and tile token `t` (position w.m0 + t),
-  /// given the row's weight scale (channel scales).
   /// The output of accumulator v of tile token t, given its weight row's scale (channel
   /// scales) and bias (0 without).
   static QGEMM_DEVICE float out_value(const DenseAct8Params& p, const Smem& sm, int t,

@@ -29,8 +29,8 @@ const Bucket kBuckets[] = {
 };
 // NOTE: on Hopper decode is split at 8 tokens: 9..32 take a 16-token tile, which reads the
 // weight once where two rows of 8-token CTAs read it twice, but is slower at M = 1
-// (docs/design.md, "split-K sum"). From 33 tokens the wgmma family takes over; the medium and
-// large tiles stay as the fallback where it cannot.
+// (docs/design.md, "split-K sum"). From 33 tokens (17 for weights past a quarter of L2) the
+// wgmma family takes over; the medium and large tiles stay as the fallback where it cannot.
 const Bucket kHopperBuckets[] = {
     {8, {.warps_n = 4, .frags_m = 1, .stages = 4, .stage_k = 256, .waves = 4}},
     {32, {.warps_n = 4, .frags_m = 2, .stages = 4, .stage_k = 256, .waves = 4}},

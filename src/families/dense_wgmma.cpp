@@ -11,6 +11,21 @@ namespace {
 // share 64 or 128 tokens, a third copies. They beat the mma.sync tiles from 33 tokens, and
 // expansion + cuBLAS up to medium batches (docs/design.md, "warp-specialized wgmma").
 constexpr int64_t kFromM = 33;
+
+// NOTE: at 17-32 tokens the 16-token decode tile runs two token tiles, which read every weight
+// tile twice, a row of CTAs apart in the grid: where the weights are large against L2 the second
+// read comes from DRAM again. There the 64-token tile (one read) takes over from 17 tokens; from
+// a quarter of L2 on it gained up to 1.6x at 24-32 tokens and lost at most 6% (docs/design.md,
+// "17-32 tokens: the 64-token tile where the weights outgrow L2").
+constexpr int64_t kFromMLargeWeights = 17;
+bool weights_outgrow_l2(const GemmProblem& p) {
+  const WeightFormat& w = p.weight;
+  const int64_t l2 = p.device.l2_bytes > 0 ? p.device.l2_bytes : int64_t{50} << 20;
+  int64_t bytes = p.n * ((p.k * w.type.bits + 7) / 8);
+  if (w.has_group_scales() && w.group_k > 0)
+    bytes += p.n * ((p.k + w.group_k - 1) / w.group_k) * ((w.scale_type.bits + 7) / 8);
+  return 4 * bytes > l2;
+}
 const MmaTile kMediumTile = {.warps_n = 8,
                              .frags_m = 8,
                              .stages = 6,
@@ -147,7 +162,7 @@ class DenseWgmmaFamily final : public KernelFamily {
 
   Expected<FamilyProposal> propose(const GemmProblem& p) const override {
     FamilyProposal proposal;
-    proposal.from_m = kFromM;
+    proposal.from_m = weights_outgrow_l2(p) ? kFromMLargeWeights : kFromM;
     std::vector<FamilyBucket>& plan = proposal.buckets;
     auto medium = mma_config_for(tile_for(kMediumTile, p), p.weight, p.act, p.out, p.device);
     if (!medium) return medium.status();

@@ -5,7 +5,8 @@
 
 namespace qgemm {
 
-/// The Hopper family (kernels/dense_wgmma/): warp-specialized wgmma tiles from 33 tokens on.
+/// The Hopper family (kernels/dense_wgmma/): warp-specialized wgmma tiles from 33 tokens on
+/// (from 17 where the weights outgrow L2).
 const KernelFamily& dense_wgmma_family();
 
 /// The family's tile for 129 tokens and more (128 tokens per CTA), before format adjustments.

@@ -161,7 +161,9 @@ TEST(DenseMmaPolicy, Hopper16TokenTileTakesLongStagesWhereTheyFitAsWell) {
       auto plan = plan_long_stage_case(c, d);
       ASSERT_TRUE(plan.ok()) << preset << " " << c.spec << ": " << plan.status().to_string();
       const bool expect = c.long_stages && d.arch() == "sm_90a" && d.multiprocessors == 132;
-      for (int64_t m : {9, 16, 32}) {
+      // 17-32 tokens stay on this tile only for weights that fit L2 well (see
+      // FromSeventeenTokensLargeWeightsTakeTheWgmmaTile).
+      for (int64_t m : {9, 16}) {
         const MmaGemmConfig& tile = entry_for(*plan, m).config;
         EXPECT_EQ(expect, tile.stage_k() == 512 && tile.stages == 2)
             << preset << " " << c.spec << " N=" << c.n << " K=" << c.k << " M=" << m << " "
@@ -169,6 +171,37 @@ TEST(DenseMmaPolicy, Hopper16TokenTileTakesLongStagesWhereTheyFitAsWell) {
       }
     }
   }
+}
+
+// At 17-32 tokens the 16-token tile reads the weights twice; where they exceed a quarter of L2
+// the second read misses, so the wgmma tile (one read) takes those tokens on Hopper.
+TEST(DenseMmaPolicy, FromSeventeenTokensLargeWeightsTakeTheWgmmaTile) {
+  struct Case {
+    const char* spec;
+    int64_t n, k;
+    bool wgmma_from_17;
+  };
+  const Case cases[] = {{"uint4/g128/bf16/zp", 28672, 4096, true},  // 59 MB of codes
+                        {"nvfp4", 6144, 4096, true},                // 14 MB
+                        {"int4/g128/bf16", 8192, 8192, true},       // 34 MB
+                        {"int2/g64/bf16", 4096, 4096, false},       // 4 MB
+                        {"int4/g128/bf16", 4096, 4096, false}};     // 8.5 MB
+  const DeviceInfo h100 = *device_preset("sm_90a");
+  for (const Case& c : cases) {
+    auto plan =
+        plan_mma_gemm(c.n, c.k, *WeightFormat::parse(c.spec), DType::bf16(), DType::bf16(), h100);
+    ASSERT_TRUE(plan.ok()) << c.spec << ": " << plan.status().to_string();
+    EXPECT_FALSE(entry_for(*plan, 16).config.wgmma) << c.spec << " N=" << c.n << " K=" << c.k;
+    for (int64_t m : {17, 24, 32})
+      EXPECT_EQ(c.wgmma_from_17, entry_for(*plan, m).config.wgmma)
+          << c.spec << " N=" << c.n << " K=" << c.k << " M=" << m;
+    EXPECT_TRUE(entry_for(*plan, 33).config.wgmma) << c.spec;
+  }
+  // Without wgmma (sm_80) the mma tiles keep every M.
+  auto a100 = plan_mma_gemm(28672, 4096, *WeightFormat::parse("uint4/g128/bf16/zp"), DType::bf16(),
+                            DType::bf16(), *device_preset("sm_80"));
+  ASSERT_TRUE(a100.ok());
+  EXPECT_FALSE(entry_for(*a100, 24).config.wgmma);
 }
 
 // Hopper decode tiles split K until each SM holds ~48 KB of weights in flight: fewer, longer
