@@ -101,6 +101,17 @@ if(NOT (rc EQUAL 0 AND stdout MATCHES "loaded +1 layers")
   message(FATAL_ERROR "qgemm inspect --load exited with ${rc}\n${stdout}\n${stderr}")
 endif()
 
+# The plan of a layer with 8-bit activations: the dense_act8 tile per M (token tiles above 128
+# by the cost model), no GPU needed.
+execute_process(
+  COMMAND ${QGEMM} plan --arch h200 --n 8192 --k 8192 --weight e4m3/channel/fp32 --act e4m3/token
+          --m 1,4096
+  RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
+if(NOT rc EQUAL 0 OR NOT stdout MATCHES "M=1 +dense_act8 e4m3 w:channel a:token n8 "
+   OR NOT stdout MATCHES "M=4096 +dense_act8 e4m3 w:channel a:token n192 .*cy2")
+  message(FATAL_ERROR "qgemm plan --act e4m3/token exited with ${rc}\n${stdout}\n${stderr}")
+endif()
+
 # The plan of an expert stack: the gathered tile per rows per expert, no GPU needed.
 execute_process(
   COMMAND ${QGEMM} plan --arch sm_90a --n 4096 --k 14336 --weight int4/g128/bf16 --experts 8

@@ -11,6 +11,7 @@
 #include "backend/device_presets.h"
 #include "backend/grouped_layer.h"
 #include "commands.h"
+#include "families/dense_act8.h"
 #include "families/moe_grouped.h"
 #include "jit/kernel_cache.h"
 #include "jit/kernel_loader.h"
@@ -132,6 +133,17 @@ int run_plan(const PlanOptions& o) {
     return 0;
   }
 
+  // Quantized activations on the jit backend: the 8-bit tiles.
+  if (af.is_quantized()) {
+    std::printf("plan     dense_act8: 8-bit activations on wgmma (tokens per CTA by M)\n");
+    for (int64_t m : o.m) {
+      const DenseAct8Config c = DenseAct8Config::for_layer(wf, af, out, p.device_info.arch(), m,
+                                                           o.n, o.k, p.device_info.multiprocessors);
+      std::printf("  M=%-6lld dense_act8 %s, %d K splits\n", (long long)m, c.to_string().c_str(),
+                  dense_act8_splits(o.n, m, o.k, c.block_n, p.device_info.multiprocessors));
+    }
+    return 0;
+  }
   const int64_t max_m = *std::max_element(o.m.begin(), o.m.end());
   const bool cublas = !p.runtime_checks || cublaslt_library().ok();
   auto plan = plan_jit_kernels(o.n, o.k, wf, af.type, out, p.device_info, cublas, o.tuning_table);
