@@ -194,6 +194,20 @@ Expected<HostRun> run_grouped_on_host_data(const QuantizedWeight& stack, const L
   return result;
 }
 
+GroupedOutputs split_grouped_outputs(const std::vector<double>& reference,
+                                     const std::vector<double>& c) {
+  GroupedOutputs o;
+  for (size_t i = 0; i < reference.size() && i < c.size(); ++i) {
+    if (std::isnan(reference[i])) {
+      o.touched += !std::isnan(c[i]);
+      continue;
+    }
+    o.want.push_back(reference[i]);
+    o.got.push_back(c[i]);
+  }
+  return o;
+}
+
 Expected<std::vector<double>> reference_grouped(const QuantizedActivations& a,
                                                 const QuantizedWeight& stack,
                                                 const HostGroupedCall& call,

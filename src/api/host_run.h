@@ -62,6 +62,16 @@ Expected<std::vector<double>> reference_grouped(const QuantizedActivations& a,
                                                 const HostGroupedCall& call,
                                                 const std::vector<float>& bias);
 
+/// A grouped call's outputs (run_grouped_on_host_data's c) against its reference
+/// (reference_grouped): the values of the rows the call writes, side by side, and how many
+/// outputs of the rows it must leave alone no longer hold the NaN poison.
+struct GroupedOutputs {
+  std::vector<double> want, got;
+  int64_t touched = 0;
+};
+GroupedOutputs split_grouped_outputs(const std::vector<double>& reference,
+                                     const std::vector<double>& c);
+
 /// Top-k routing of `tokens` rows of router logits [tokens, experts] on the host, by the rule the
 /// layer's GPU kernel follows (moe_math.cuh): ids and weights [tokens, top_k].
 void route_on_host(const MoeOptions& options, const float* logits, const float* correction_bias,

@@ -128,12 +128,12 @@ std::vector<DenseAct8Config> DenseAct8Config::all_for_layer(const WeightFormat& 
   auto add = [&](const DenseAct8Config& c) {
     if (std::find(configs.begin(), configs.end(), c) == configs.end()) configs.push_back(c);
   };
-  for (int64_t m : {1, 9, 17, 33, 65, 129})
+  for (int64_t m : {1, 9, 17, 33, 65})
     if (m <= max_m) add(for_layer(w, a, out, arch, m, n, k, sms));
   // Above 128 tokens the cost model's choice follows the waves, so walk M; far past the SMs'
   // first waves, take every larger tile it may choose.
   constexpr int64_t kWalked = 1 << 16;
-  for (int64_t m = 130; m <= std::min(max_m, kWalked); ++m)
+  for (int64_t m = 129; m <= std::min(max_m, kWalked); ++m)
     add(for_layer(w, a, out, arch, m, n, k, sms));
   if (max_m > kWalked)
     for (int bn : {128, 160, 192}) {

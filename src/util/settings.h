@@ -20,8 +20,7 @@ struct Settings {
   bool split_cluster = true;         ///< QGEMM_SPLIT_CLUSTER=0: sum splits in global memory
   bool no_tail_split = false;        ///< QGEMM_NO_TAIL_SPLIT=1: one launch however waves end
   // 8-bit activation tiles (families/dense_act8.h).
-  int act8_block_n =
-      0;  ///< QGEMM_ACT8_BLOCK_N: tokens per CTA above 128 (128, 160, 192; 0: cost model)
+  int act8_block_n = 0;  ///< QGEMM_ACT8_BLOCK_N above 128 tokens: 128, 160, 192; 0 cost model
 };
 
 /// The process's settings (read from the environment at the first call).

@@ -1,7 +1,6 @@
 #include "verify_runner.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -194,14 +193,10 @@ int run_verify(const VerifyOptions& options) {
     auto r = reference_grouped(*a, *w, call, {});
     if (!r) return fail(r.status());
     // Rows the call does not write (the reference's NaN) must still hold the poison.
-    for (size_t i = 0; i < r->size(); ++i) {
-      if (std::isnan((*r)[i])) {
-        touched += !std::isnan(run->c[i]);
-        continue;
-      }
-      ref.push_back((*r)[i]);
-      got.push_back(run->c[i]);
-    }
+    GroupedOutputs outputs = split_grouped_outputs(*r, run->c);
+    ref = std::move(outputs.want);
+    got = std::move(outputs.got);
+    touched = outputs.touched;
     if (o.reduce) {
       // Each token's top-k rows, weighted, summed in slot order (the outputs as rounded).
       const auto reduce = [&](const std::vector<double>& rows) {
