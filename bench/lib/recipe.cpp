@@ -354,9 +354,9 @@ Status Parser::parse(const YAML::Node& root, Recipe* recipe) const {
 }  // namespace
 
 const std::vector<std::string>& bench_backends() {
-  static const std::vector<std::string> names = {"jit",           "jit-pdl",    "jit-q16",
-                                                 "jit-act-order", "qdq",        "cpu",
-                                                 "cublas-bf16",   "cublas-fp8", "cublas-int8"};
+  static const std::vector<std::string> names = {
+      "jit", "jit-pdl", "jit-q16",     "jit-act-order", "act-quant",
+      "qdq", "cpu",     "cublas-bf16", "cublas-fp8",    "cublas-int8"};
   return names;
 }
 

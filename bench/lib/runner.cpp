@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <ctime>
 #include <numeric>
 #include <optional>
@@ -24,6 +25,7 @@
 #include "plan/jit_kernel_plan.h"
 #include "qgemm/linear.h"
 #include "qgemm/reference.h"
+#include "quant/gpu_act_quantizer.h"
 #include "util/error.h"
 #include "util/parallel.h"
 #include "util/progress.h"
@@ -210,6 +212,68 @@ Status measure_linear(Case& c, LinearSet& set, const Recipe& recipe, ResultRow& 
   auto times = time_graph_replays(
       [&](int i, CUstream stream) { return set.layers[i % set.copies].run(args_for(stream)); },
       c.launches, recipe.warmup, recipe.repetitions);
+  if (!times) return times.status();
+  row.time = summarize(*times);
+  return Status();
+}
+
+// "act-quant": the layer's GPU activation quantizer alone, on the bf16 input the case's codes
+// came from. Its codes, scales and global scale must equal the CPU quantizer's bit for bit. The
+// inputs rotate over `rotate` bytes so every launch reads them from DRAM; row.bytes counts what
+// one pass must move (the input once, the codes and scales once), so formats with a tensor or
+// global scale (an amax pass first) show their second read as a lower share of the copy rate.
+Status measure_act_quant(Case& c, const Recipe& recipe, ResultRow& row, const std::string& arch,
+                         int64_t rotate) {
+  if (!c.af.is_quantized())
+    return Status(ErrorCode::kUnsupported, "act-quant: the activations are not quantized");
+  const CudaDriver* d = *cuda_driver();
+  const int64_t m = c.a.m, k = c.w.k;
+  auto q = GpuActQuantizer::create(c.af, DType::bf16(), arch);
+  if (!q) return q.status();
+  const size_t in_bytes = c.a16.size() * 2, ws_bytes = act_workspace_bytes(c.af, m, k);
+  const int copies = copies_for(double(in_bytes + ws_bytes), rotate);
+  std::vector<DeviceBuffer> inputs, workspaces;
+  for (int i = 0; i < copies; ++i) {
+    auto in = DeviceBuffer::upload(c.a16.data(), in_bytes);
+    auto ws = DeviceBuffer::allocate(ws_bytes);
+    if (!in) return in.status();
+    if (!ws) return ws.status();
+    QGEMM_CU(d, cuMemsetD8, ws->ptr(), 0xff, ws_bytes);
+    inputs.push_back(std::move(*in));
+    workspaces.push_back(std::move(*ws));
+  }
+  auto launch = [&](int i, CUstream stream) {
+    void* scratch = nullptr;
+    const DeviceActs acts = carve_act_workspace(workspaces[i % copies].get(), c.af, m, k, &scratch);
+    return q->quantize(inputs[i % copies].get(), k, m, k, acts, scratch, stream);
+  };
+  const auto t0 = Clock::now();
+  QGEMM_RETURN_IF_ERROR(launch(0, nullptr));
+  QGEMM_CU(d, cuCtxSynchronize);
+  row.first_call_ms = ms_since(t0);
+  // The first copy's output against the CPU quantizer's codes, scales and global scale.
+  std::vector<uint8_t> ws(ws_bytes);
+  QGEMM_RETURN_IF_ERROR(workspaces[0].download(ws.data(), ws_bytes));
+  void* scratch = nullptr;
+  const DeviceActs acts = carve_act_workspace(ws.data(), c.af, m, k, &scratch);
+  int64_t mismatches = 0;
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t col = 0; col < k; ++col)
+      mismatches += acts.q[r * acts.ldq + col] != c.a.data[r * k + col];
+  for (size_t i = 0; i < c.a.scales.size(); ++i)
+    mismatches += std::memcmp(&acts.scales[i], &c.a.scales[i], 4) != 0;
+  if (!c.a.global.empty())
+    mismatches += acts.global == nullptr || std::memcmp(acts.global, c.a.global.data(), 4) != 0;
+  if (mismatches > 0)
+    return Status(ErrorCode::kInternal, str("act-quant: ", mismatches,
+                                            " codes or scales differ from the CPU quantizer's"));
+  row.rel_err = 0;
+  row.tolerance = 0;
+  row.copies = copies;
+  row.launches = std::max(c.launches, copies);  // a graph walks every copy
+  row.bytes = double(in_bytes) + double(m) * k + 4.0 * double(c.a.scales.size());
+  row.flops = -1;  // no GEMM: account() leaves TFLOPS and the peak share at 0
+  auto times = time_graph_replays(launch, row.launches, recipe.warmup, recipe.repetitions);
   if (!times) return times.status();
   row.time = summarize(*times);
   return Status();
@@ -435,11 +499,14 @@ void account(const Case& c, const BenchReport& report, ResultRow& row) {
     row.bytes = t.bytes;
     row.flops = t.flops;
   }
+  const bool gemm = row.flops >= 0;  // act-quant rows (no GEMM) come with flops = -1
   if (row.flops == 0) row.flops = 2.0 * c.a.m * c.w.n * c.w.k * std::max(c.problem.top_k, 1);
-  row.tflops = tflops(row.flops, row.time.median_us);
+  if (!gemm) row.flops = 0;
+  if (gemm) row.tflops = tflops(row.flops, row.time.median_us);
   row.gbps = gbps(row.bytes, row.time.median_us);
   if (row.backend == "cpu") return;  // GPU ceilings do not apply
   row.pct_copy_bw = 100.0 * row.gbps / report.peaks.copy_gbps;
+  if (!gemm) return;
   // 8-bit operands (FP8 or INT8: the same tensor-core rate on Hopper) against the FP8 peak.
   const bool eight_bit =
       row.backend == "cublas-fp8" || row.backend == "cublas-int8" || c.af.is_quantized();
@@ -602,6 +669,9 @@ Expected<BenchReport> run_recipe(const Recipe& recipe, const RunOptions& options
         } else if (!report.gpu) {
           row.status = "skipped";
           row.note = "no GPU";
+        } else if (backend == "act-quant") {
+          s = moe ? Status(ErrorCode::kUnsupported, "act-quant: dense problems only")
+                  : measure_act_quant(c, recipe, row, report.device.arch(), report.rotate_bytes);
         } else if (moe) {
           s = measure_grouped(*c.grouped, *grouped, [&]() { return c.moe_ref(); }, row);
         } else if (linear) {

@@ -282,7 +282,7 @@ TEST(BenchRecipeTest, RejectsBadTopLevelValues) {
       {"name: [a]\n", "test.yaml:1: key 'name' must be a string, got a list"},
       {"name: x\nbackends: [jit, cublas]\n",
        "test.yaml:2: backend 'cublas' is not known; accepted: jit, jit-pdl, jit-q16, "
-       "jit-act-order, "
+       "jit-act-order, act-quant, "
        "qdq, cpu, cublas-bf16, cublas-fp8"},
       {"name: x\nbackends: jit\n", "test.yaml:2: key 'backends' must be a"},
       {"name: x\nbackends: [jit, jit]\n", "test.yaml:2: key 'backends' lists"},

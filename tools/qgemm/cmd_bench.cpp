@@ -92,7 +92,7 @@ void add_bench_command(CLI::App& app, const std::string& command_line) {
   cmd->add_option("--plot", o->plot, "Write an SVG plot (TFLOPS against M) here");
   cmd->add_option("--backend", o->backends,
                   "Comma-separated backends to run instead of the recipe's: jit, jit-pdl, jit-q16, "
-                  "jit-act-order, qdq, cpu, "
+                  "jit-act-order, act-quant, qdq, cpu, "
                   "cublas-bf16, cublas-fp8, cublas-int8");
   cmd->add_flag("--no-peaks", o->no_peaks, "Skip measuring copy bandwidth and cuBLAS peaks");
   cmd->callback([o, command_line] {
