@@ -272,7 +272,6 @@ Status measure_act_quant(Case& c, const Recipe& recipe, ResultRow& row, const st
   row.copies = copies;
   row.launches = std::max(c.launches, copies);  // a graph walks every copy
   row.bytes = double(in_bytes) + double(m) * k + 4.0 * double(c.a.scales.size());
-  row.flops = -1;  // no GEMM: account() leaves TFLOPS and the peak share at 0
   auto times = time_graph_replays(launch, row.launches, recipe.warmup, recipe.repetitions);
   if (!times) return times.status();
   row.time = summarize(*times);
@@ -499,9 +498,9 @@ void account(const Case& c, const BenchReport& report, ResultRow& row) {
     row.bytes = t.bytes;
     row.flops = t.flops;
   }
-  const bool gemm = row.flops >= 0;  // act-quant rows (no GEMM) come with flops = -1
-  if (row.flops == 0) row.flops = 2.0 * c.a.m * c.w.n * c.w.k * std::max(c.problem.top_k, 1);
-  if (!gemm) row.flops = 0;
+  const bool gemm = row.backend != "act-quant";  // the quantizer alone: bytes, no flops
+  if (gemm && row.flops == 0)
+    row.flops = 2.0 * c.a.m * c.w.n * c.w.k * std::max(c.problem.top_k, 1);
   if (gemm) row.tflops = tflops(row.flops, row.time.median_us);
   row.gbps = gbps(row.bytes, row.time.median_us);
   if (row.backend == "cpu") return;  // GPU ceilings do not apply
