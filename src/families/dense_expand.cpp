@@ -46,6 +46,10 @@ int64_t mma_handoff_m(const DeviceInfo& device, const WeightFormat& weight, DTyp
   if (words > 12) return 129;
   if (words == 8 && p.weight.has_group_scales()) return 385;
   if (words <= 8) return 513;
+  // NOTE: 3-bit codes (the 64-token tile) keep the tile up to 512 tokens: the expansion costs
+  // ~0.5 us per MB of bf16 weight, which the tile's extra time per token overtakes only at
+  // ~512 (docs/design.md, "what the hand-off costs off 8192²").
+  if (p.weight.type.bits == 3) return 513;
   return large.ok() && large->frags_m >= large_tile.frags_m ? 513 : 257;
 }
 

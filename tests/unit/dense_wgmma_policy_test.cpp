@@ -165,25 +165,35 @@ TEST(DenseWgmmaPolicy, WhichCodesTakeTheWideWarpSpecializedTile) {
 
 // The expansion + cuBLAS hand-off by code width on Hopper (wider codes are dearer per token in
 // the ws tiles; 6-bit codes stay up to 512 where the large bucket holds 128 tokens of them, not
-// with groups shorter than their 128-K unit; 8-bit codes with group scales leave at 385; float
-// zero points in groups shorter than a 128-K stage at 193; layers on the 256-token prescaled
-// tile, 4- and 8-bit codes with bf16 in and out, at 2049 and 1025), the older boundary
-// elsewhere, none where cuBLASLt has no such GEMM.
+// with groups shorter than their 128-K unit; 3-bit codes on the 64-token tile up to 512; 8-bit
+// codes with group scales leave at 385; float zero points in groups shorter than a 128-K stage at
+// 193; layers on the 256-token prescaled tile, 4- and 8-bit codes with bf16 in and out, at 2049 and
+// 1025), the older boundary elsewhere, none where cuBLASLt has no such GEMM.
 TEST(DenseWgmmaPolicy, HandOffDependsOnCodeWidthOnHopper) {
   const DeviceInfo h200 = *device_preset("h200");
   const struct {
     const char* spec;
     int64_t handoff;
-  } cases[] = {{"int1/g128/bf16", 513},          {"int2/g128/bf16", 513},
-               {"int3/g128/bf16", 257},          {"int4/g128/bf16", INT64_MAX},
-               {"uint4/g128/bf16/zp", INT64_MAX}, {"int5/g64/bf16", 129},
-               {"int6/channel/fp32", 513},       {"e3m2/g32/ue8m0", 257},
-               {"int7/g128/bf16", 129},          {"int8/channel/bf16", 2049},
-               {"e4m3/channel/fp32", 2049},      {"int6/g128/bf16", 513},
-               {"int6/g64/bf16", 257},           {"int8/g128/bf16", 2049},
-               {"uint8/g64/fp16/zp", 2049},      {"uint4/g64/fp16/zp_fp16", 193},
-               {"uint4/g128/bf16/zp_bf16", 513}, {"uint7/g128/fp32/zp_fp32", 129},
-               {"e2m1/g32/ue8m0", INT64_MAX},    {"e2m1/g16/e4m3/global", INT64_MAX}};
+  } cases[] = {{"int1/g128/bf16", 513},
+               {"int2/g128/bf16", 513},
+               {"int3/g128/bf16", 513},
+               {"int4/g128/bf16", INT64_MAX},
+               {"uint4/g128/bf16/zp", INT64_MAX},
+               {"int5/g64/bf16", 129},
+               {"int6/channel/fp32", 513},
+               {"e3m2/g32/ue8m0", 257},
+               {"int7/g128/bf16", 129},
+               {"int8/channel/bf16", 2049},
+               {"e4m3/channel/fp32", 2049},
+               {"int6/g128/bf16", 513},
+               {"int6/g64/bf16", 257},
+               {"int8/g128/bf16", 2049},
+               {"uint8/g64/fp16/zp", 2049},
+               {"uint4/g64/fp16/zp_fp16", 193},
+               {"uint4/g128/bf16/zp_bf16", 513},
+               {"uint7/g128/fp32/zp_fp32", 129},
+               {"e2m1/g32/ue8m0", INT64_MAX},
+               {"e2m1/g16/e4m3/global", INT64_MAX}};
   for (const auto& c : cases) {
     const WeightFormat f = *WeightFormat::parse(c.spec);
     EXPECT_EQ(c.handoff, mma_handoff_m(h200, f, DType::bf16(), DType::bf16())) << c.spec;
