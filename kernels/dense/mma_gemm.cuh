@@ -122,9 +122,10 @@ struct MmaGemm {
   static_assert(!kWgmma || (Cfg::kWarpsN % 4 == 0 && kTN == 1),
                 "wgmma: a warpgroup is 4 warps along N with one 16-row tile each (64 rows)");
   static_assert(!kWs || kWgmma, "warp specialization comes with wgmma");
-  static_assert(!kTma || (kWs && kFM * Cfg::kWarpsM * 8 <= 256 && kUnits * kUnitBytes <= 1024),
-                "TMA stage copies: warp-specialized tiles of at most 256 tokens and 1 KB of codes "
-                "per 16-row tile and stage (one box each)");
+  static_assert(!kTma || (kWs && kFM * Cfg::kWarpsM * 8 <= 256 &&
+                          (kUnits * kUnitBytes <= 1024 || (kUnits == 1 && kUnitK == 128))),
+                "TMA stage copies: warp-specialized tiles of at most 256 tokens, codes of up to "
+                "1 KB (one box) or one 128-K unit (a 3-D box) per 16-row tile and stage");
   static_assert(!Cfg::kPrescaled || kWs, "prescaled tiles are warp-specialized");
   static_assert(!kGathered || !kTma || kBlockM % 32 == 0,
                 "gathered TMA tiles: each lane of a copy warp boxes whole token rows");
@@ -330,8 +331,11 @@ struct MmaGemm {
   // (docs/design.md, "256-token prescaled tiles"). The 128-token tiles keep their
   // batch per unit: one batch per stage gains them nothing.
   static constexpr bool kPsStageBatch = kPrescaled && kFM > 16;
-  static_assert(!kPsStageBatch || kStageK == 64,
-                "prescaled tiles of more than 128 tokens take stages of 64 K");
+  // TMA tiles whose codes of a stage exceed a box row (1 KB per 16-row tile: 6-bit codes in
+  // 128-K units) take them as a 3-D box of 512-byte chunks (src/jit/tma_maps.cpp): 0 otherwise.
+  static constexpr int kCodeChunks = kUnits * kUnitBytes > 1024 ? kUnits* kUnitBytes / 512 : 0;
+  static_assert(!kPsStageBatch || kStageK == 64 || (kStageK == 128 && kUnitK == 128),
+                "prescaled tiles of more than 128 tokens take stages of 64 K or one 128-K unit");
 
   /// The prescaled stage as one batch of wgmmas; release_previous() runs once every earlier
   /// stage's wgmmas have completed.

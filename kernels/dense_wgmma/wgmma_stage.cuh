@@ -110,34 +110,48 @@ QGEMM_DEVICE void MmaGemm<Cfg>::compute_stage_prescaled(const u8* stage, FragC (
   const u8* zeros = scales + kScaleBytes;
   const int g = lane / 4;
   const u64 b_desc = act_desc(act, warp_m);
-  FragA a[kUnits][kSteps];
-  static_for<0, kUnits>([&](auto u_) {
-    constexpr int u = decltype(u_)::value;
-    u32 words[kWords];
-    load_unit_words<kBits>(stage + (warp_n * kUnits + u) * kUnitBytes + lane * 16, words);
-    static_for<0, kSteps>([&](auto t_) {
-      constexpr int t = decltype(t_)::value;
-      constexpr int j =
-          (!kGroups || Cfg::kGroupK >= kStageK) ? 0 : (u * kUnitK + t * 16) / Cfg::kGroupK;
-      a[u][t] = decode_a<t>(words, zeros, warp_n, j, g);
-      if constexpr (kGroups) a[u][t] = scale_a(a[u][t], scales, warp_n, j, g);
+  // A unit of 64 K is one batch. Units of 128 K (2- and 6-bit codes) run as two batches of 64 K
+  // with their own A registers: the second decodes while the first is in flight, and the
+  // stage ends with its second batch in flight, as a 64-K stage ends with its only one.
+  constexpr int kHalves = kStageK / 64;
+  static_assert(kUnits == 1 || kHalves == 1, "128-K stages are one unit");
+  constexpr int kHalfSteps = kSteps / kHalves;
+  static_for<0, kHalves>([&](auto h_) {
+    constexpr int h = decltype(h_)::value;
+    FragA a[kUnits][kHalfSteps];
+    static_for<0, kUnits>([&](auto u_) {
+      constexpr int u = decltype(u_)::value;
+      // Each half reads the unit's words again: keeping them live over the first batch's
+      // wgmmas would cost the registers the second batch's fragments need.
+      u32 words[kWords];
+      load_unit_words<kBits>(stage + (warp_n * kUnits + u) * kUnitBytes + lane * 16, words);
+      static_for<0, kHalfSteps>([&](auto t_) {
+        constexpr int t = h * kHalfSteps + decltype(t_)::value;
+        constexpr int j =
+            (!kGroups || Cfg::kGroupK >= kStageK) ? 0 : (u * kUnitK + t * 16) / Cfg::kGroupK;
+        FragA f = decode_a<t>(words, zeros, warp_n, j, g);
+        if constexpr (kGroups) f = scale_a(f, scales, warp_n, j, g);
+        a[u][decltype(t_)::value] = f;
+      });
     });
-  });
-  wgmma_fence();
-  static_for<0, kUnits>([&](auto u_) {
-    constexpr int u = decltype(u_)::value;
-    static_for<0, kSteps>([&](auto t_) {
-      constexpr int t = decltype(t_)::value;
-      constexpr int k_local = u * kUnitK + t * 16;
-      constexpr int kOffset = (k_local / 64) * kSlabBytes + (k_local % 64) * 2;
-      wgmma_pin(a[u][t]);
-      wgmma_pin(acc[0]);
-      wgmma_rs<kAct>(acc[0], a[u][t], b_desc + (kOffset >> 4));
+    wgmma_fence();
+    static_for<0, kUnits>([&](auto u_) {
+      constexpr int u = decltype(u_)::value;
+      static_for<0, kHalfSteps>([&](auto t_) {
+        constexpr int tl = decltype(t_)::value;
+        constexpr int k_local = u * kUnitK + (h * kHalfSteps + tl) * 16;
+        constexpr int kOffset = (k_local / 64) * kSlabBytes + (k_local % 64) * 2;
+        wgmma_pin(a[u][tl]);
+        wgmma_pin(acc[0]);
+        wgmma_rs<kAct>(acc[0], a[u][tl], b_desc + (kOffset >> 4));
+      });
     });
+    wgmma_commit();
+    wgmma_wait<1>();
+    // The previous stage's last batch is done once this stage's first one is issued and
+    // everything before it has completed.
+    if constexpr (h == 0) release_previous();
   });
-  wgmma_commit();
-  wgmma_wait<1>();
-  release_previous();
 }
 
 }  // namespace qgemm

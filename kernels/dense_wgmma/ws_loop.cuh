@@ -154,8 +154,12 @@ QGEMM_DEVICE void MmaGemm<Cfg>::copy_stages_tma(const MmaGemmParams& p, const Mm
   auto copy_weights = [&](int it) {
     u8* stage = smem + (it % Cfg::kStages) * kStageBytes;
     const int unit0 = w.unit_begin + it * kUnits;
-    tma_load_2d(stage, &maps->weights, unit0 * (kUnitBytes / 4), n_row0,
-                &full[it % Cfg::kStages]);
+    if constexpr (kCodeChunks > 0)  // stages of more than 1 KB per tile: a 3-D box
+      tma_load_3d(stage, &maps->weights, 0, unit0 * (kUnitBytes / 512), n_row0,
+                  &full[it % Cfg::kStages]);
+    else
+      tma_load_2d(stage, &maps->weights, unit0 * (kUnitBytes / 4), n_row0,
+                  &full[it % Cfg::kStages]);
     if constexpr (kGroups) {
       u8* tables = stage + kWeightBytes + kActBytes;
       const int g0 = unit0 * kUnitK / Cfg::kGroupK;

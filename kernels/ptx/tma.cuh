@@ -28,6 +28,15 @@ QGEMM_DEVICE void tma_load_2d(void* dst, const TmaMap* map, int x, int y, u64* b
       : "memory");
 }
 
+/// tma_load_2d for a 3-D map: the box at element (x, y, z).
+QGEMM_DEVICE void tma_load_3d(void* dst, const TmaMap* map, int x, int y, int z, u64* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(smem_addr(dst)),
+      "l"(reinterpret_cast<u64>(map)), "r"(x), "r"(y), "r"(z), "r"(smem_addr(bar))
+      : "memory");
+}
+
 /// tma_load_2d into the same shared-memory position of every CTA of the cluster whose rank's bit
 /// is set in `cta_mask`; the bytes complete on the mbarrier at `bar`'s position in each of them.
 QGEMM_DEVICE void tma_load_2d_multicast(void* dst, const TmaMap* map, int x, int y, u64* bar,

@@ -37,7 +37,11 @@ int64_t mma_handoff_m(const DeviceInfo& device, const WeightFormat& weight, DTyp
   // NOTE: with TMA stage copies the 256-token prescaled tile beats the hand-off at every M
   // tried with 4-bit codes, and to 2048 tokens with 8-bit ones (docs/design.md, "TMA stage
   // copies").
-  if (wgmma_wide_token_config(p).ok()) return words == 8 ? 2049 : INT64_MAX;
+  // 6-bit codes (one 128-K unit a stage in two batches, two stages in shared memory) run it at
+  // ~550 TFLOPS on an H100, and the hand-off catches up at ~1024 tokens (docs/design.md,
+  // "256-token tile for 2- and 6-bit codes"); 2-bit codes run it at cuBLAS's rate.
+  if (wgmma_wide_token_config(p).ok())
+    return words == 8 ? 2049 : p.weight.type.bits == 6 ? 1025 : INT64_MAX;
   // The 128-token tile with TMA copies (fp16 layers) beats the hand-off to 1024 tokens; tried
   // with 4-bit codes and integer zero points or none only.
   if (with_tma_if_it_pays(large_tile, p).tma && p.weight.type.bits == 4 &&

@@ -64,9 +64,10 @@ const MmaTile kSmallNTile = {.warps_n = 4,
 // NOTE: the 256-token prescaled tile (two warpgroups of 64 rows x 256 tokens, a batch of
 // wgmmas per 64-K stage; kPsStageBatch in dense/mma_gemm.cuh) decodes each weight once per 256
 // tokens instead of 128, so it is faster per token than the 128-token tile. It takes codes in
-// 64-K units (4 and 8 bits) with bf16 in and out. At 129-256 tokens it runs as two K splits
-// summed in a cluster, which pays except where its grid is small (wide_token_tile_fills). At
-// 257-384 tokens the 128-token tile's three token tiles beat its two
+// 64-K units (4 and 8 bits), and in 128-K units (2 and 6 bits) as two batches of a one-unit
+// stage, with bf16 in and out (docs/design.md, "256-token tile for 2- and 6-bit codes"). At 129-256
+// tokens it runs as two K splits summed in a cluster, which pays except where its grid is small
+// (wide_token_tile_fills). At 257-384 tokens the 128-token tile's three token tiles beat its two
 // (docs/design.md, "256-token prescaled tiles").
 const MmaTile kWideTokenTile = {.warps_n = 8,
                                 .frags_m = 32,
@@ -215,7 +216,8 @@ Expected<MmaGemmConfig> wgmma_wide_token_config(const GemmProblem& p) {
 // NOTE: the ws tiles of 128 and 256 tokens take their stages by TMA (" tma": one thread of
 // the copy warpgroup issues a box per stage for the activations, the codes and each table; the
 // copy warpgroup keeps 72 registers, the compute warpgroups get 216) where a tile's codes of a
-// stage fit one box (1 KB per 16-row tile: 4-bit codes in 128-K stages, 8-bit in 64-K ones).
+// stage fit one box (1 KB per 16-row tile: 4-bit codes in 128-K stages, 8-bit in 64-K ones) or
+// are one 128-K unit (6-bit codes: a 3-D box of 512-byte chunks).
 // With per-thread cp.async the copy warps issue an order of magnitude more instructions per
 // stage on the sub-partitions where the compute warps issue their wgmmas (docs/design.md,
 // "TMA stage copies"). The 64-token tile keeps cp.async (its 256-K stages hold 2 KB of codes

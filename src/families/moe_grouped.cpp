@@ -17,6 +17,15 @@ Expected<std::vector<MmaPlanEntry>> plan_moe_grouped(int64_t n, int64_t k,
   for (MmaPlanEntry& e : plan) {
     e.config.gathered = true;
     // NOTE: TMA tiles stay TMA: each gathered row is its own box (MmaGemm::copy_stages_tma).
+    // The 256-token tile of one 128-K unit a stage (2- and 6-bit codes) is dense-only (its
+    // gathered copies spill): those tokens take the plan's 128-token tile.
+    if (!e.config.validate().ok() && e.config.frags_m > 16)
+      for (const MmaPlanEntry& other : plan)
+        if (other.config.frags_m == 16 && other.config.warp_specialized) {
+          e.config = other.config;
+          e.config.gathered = true;
+          break;
+        }
     QGEMM_RETURN_IF_ERROR(e.config.validate());
   }
   return plan;

@@ -119,12 +119,18 @@ Status MmaGemmConfig::validate() const {
                                   out.name()));
     if (float_zero)
       return invalid_argument(str(where, ": prescaled tiles do not take float zero points"));
-    // The kernel's kPsStageBatch: more than 128 tokens per warpgroup hold two stages' A
-    // fragments next to 128 sums, which fits with stages of 64 K.
-    if (frags_m > 16 && stage_k() != 64)
+    // The kernel's kPsStageBatch: more than 128 tokens per warpgroup hold two batches' A
+    // fragments of 64 K each next to 128 sums: stages of 64 K, or one 128-K unit (2- and 6-bit
+    // codes) in two batches.
+    // A 128-K unit's stage (two batches) fits only with TMA copies of dense tiles: the copy
+    // warpgroup's cp.async loop over 64 KB of activations a stage spills, and so does the
+    // gathered (MoE) tile's row copies (`qgemm jit check`: 428 and 284 bytes).
+    if (frags_m > 16 && stage_k() != 64 &&
+        !(stage_k() == 128 && unit_k() == 128 && tma && !gathered))
       return invalid_argument(str(where, ": prescaled tiles of more than 128 tokens per warpgroup ",
-                                  "take stages of 64 K (one 64-K unit: 4- and 8-bit codes), not ",
-                                  stage_k()));
+                                  "take stages of 64 K, or one 128-K unit with TMA copies (dense ",
+                                  "tiles), not ", units_per_stage, " units of ", unit_k(), " K",
+                                  tma ? "" : " without TMA"));
     // The kernel's stage_has_batches(): a stage runs as two wgmma batches or more.
     const bool batches = units_per_stage >= 2 ||
                          (stage_k() >= 32 && frags_m > 16) ||
@@ -134,13 +140,15 @@ Status MmaGemmConfig::validate() const {
                                   "(two K units or more), not ", units_per_stage, " unit of ",
                                   unit_k(), " K"));
   }
-  // The kernel's kTma: one box per operand and stage.
+  // The kernel's kTma: one box per operand and stage (the 1536 bytes per 16-row tile of a 128-K
+  // unit of 6-bit codes as a 3-D box of 512-byte chunks, kCodeChunks).
+  const int stage_code_bytes = units_per_stage * mma_layout::unit_bytes(bits);
   if (tma && !(warp_specialized && block_m() <= 256 &&
-               units_per_stage * mma_layout::unit_bytes(bits) <= 1024))
+               (stage_code_bytes <= 1024 || (units_per_stage == 1 && unit_k() == 128))))
     return invalid_argument(str(where, ": TMA stage copies (tma) are for warp-specialized (ws) ",
                                 "tiles of at most 256 tokens and 1 KB of codes per 16-row tile ",
-                                "and stage, not ", block_m(), " tokens and ",
-                                units_per_stage * mma_layout::unit_bytes(bits), " bytes"));
+                                "and stage, or one 128-K unit, not ", block_m(), " tokens and ",
+                                stage_code_bytes, " bytes"));
   // Gathered TMA tiles: each lane of a copy warp boxes whole rows of the token tile.
   if (gathered && tma && block_m() % 32 != 0)
     return invalid_argument(str(where, ": gathered (MoE) TMA tiles copy their rows by the 32 ",

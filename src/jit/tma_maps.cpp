@@ -29,6 +29,22 @@ Status encode_2d(const CudaDriver& driver, CUtensorMapDataType type, const void*
   return Status();
 }
 
+// The codes of stages of more than 1 KB per 16-row tile (6-bit codes in 128-K units): 512-byte
+// chunks along each tile's row, tile rows; a box is a stage's chunks of the CTA's tiles, so it
+// lands in shared memory tile by tile as a 2-D box of a whole stage would.
+Status encode_code_chunks(const CudaDriver& driver, const void* base, int64_t row_bytes,
+                          int64_t rows, int stage_bytes, int box_rows, TmaMap* map) {
+  const cuuint64_t dims[3] = {128, cuuint64_t(row_bytes / 512), cuuint64_t(rows)};
+  const cuuint64_t strides[2] = {512, cuuint64_t(row_bytes)};
+  const cuuint32_t box[3] = {128, cuuint32_t(stage_bytes / 512), cuuint32_t(box_rows)};
+  const cuuint32_t element_strides[3] = {1, 1, 1};
+  QGEMM_CU(&driver, cuTensorMapEncodeTiled, reinterpret_cast<CUtensorMap*>(map),
+           CU_TENSOR_MAP_DATA_TYPE_UINT32, 3, const_cast<void*>(base), dims, strides, box,
+           element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return Status();
+}
+
 }  // namespace
 
 Status encode_tma_maps(const MmaGemmConfig& c, const MmaGemmParams& p, MmaGemmMaps* maps,
@@ -57,10 +73,14 @@ Status encode_tma_maps(const MmaGemmConfig& c, const MmaGemmParams& p, MmaGemmMa
   const int64_t unit_bytes = mma_layout::unit_bytes(c.bits);
   const int64_t row_bytes = p.k_units * unit_bytes;
   const int64_t tile_rows = experts * p.n_tiles;
-  QGEMM_RETURN_IF_ERROR(encode_2d(**driver, CU_TENSOR_MAP_DATA_TYPE_UINT32, p.weights,
-                                  row_bytes / 4, tile_rows, row_bytes,
-                                  static_cast<int>(c.units_per_stage * unit_bytes / 4), tiles,
-                                  CU_TENSOR_MAP_SWIZZLE_NONE, &maps->weights));
+  const int stage_code_bytes = static_cast<int>(c.units_per_stage * unit_bytes);
+  if (stage_code_bytes > 1024)
+    QGEMM_RETURN_IF_ERROR(encode_code_chunks(**driver, p.weights, row_bytes, tile_rows,
+                                             stage_code_bytes, tiles, &maps->weights));
+  else
+    QGEMM_RETURN_IF_ERROR(encode_2d(**driver, CU_TENSOR_MAP_DATA_TYPE_UINT32, p.weights,
+                                    row_bytes / 4, tile_rows, row_bytes, stage_code_bytes / 4,
+                                    tiles, CU_TENSOR_MAP_SWIZZLE_NONE, &maps->weights));
   if (c.group_k == 0) return Status();
   const int gps = mma_layout::groups_per_stage(c.group_k, c.stage_k());
   auto table = [&](const void* base, int pair_bytes, TmaMap* map) {

@@ -353,5 +353,34 @@ TEST(WgmmaGemmGpu, GroupedWideCodesOnThe128TokenWsTile) {
   }
 }
 
+// 2- and 6-bit codes on the 256-token prescaled tile: each 128-K unit's stage runs as two
+// 64-K wgmma batches, and its 1536 bytes of 6-bit codes per 16-row tile arrive as a 3-D TMA box
+// of 512-byte chunks. Odd N (boxes past the last row), K an odd number of units, a partial
+// second token tile, splits summed in a cluster.
+TEST(WgmmaGemmGpu, WideCodesOnThe256TokenPrescaledTile) {
+  QGEMM_REQUIRE_SM90();
+  ASSERT_TRUE(use_device(0).ok());
+  for (const char* spec : {"e2m3/g32/ue8m0", "int6/g128/bf16", "int2/g64/bf16", "int6/g64/bf16"}) {
+    const WeightFormat wf = *WeightFormat::parse(spec);
+    const MmaGemmConfig cfg =
+        wgmma_config(wf, DType::bf16(), Tile{32, 1, 8, true, 128, 1, true, true});
+    ASSERT_TRUE(cfg.frags_m == 32 && cfg.prescaled && cfg.tma) << cfg.to_string();
+    const int64_t n = 333, k = 1152;
+    auto w = quantize_weights(HostValues::of(random_normal(n * k, 31, 0.05f)), 1, n, k, wf);
+    ASSERT_TRUE(w.ok()) << w.status().to_string();
+    auto dw = upload_weight(*w, DType::bf16());
+    ASSERT_TRUE(dw.ok()) << dw.status().to_string();
+    for (int64_t m : {300, 513})
+      for (int splits : {1, 2}) {
+        SCOPED_TRACE(str(cfg.to_string(), " M=", m, " N=", n, " K=", k, " splits=", splits));
+        auto a = quantize_activations(HostValues::of(random_normal(m * k, 19 + m, 1.0f)), m, k,
+                                      *ActFormat::parse("bf16"));
+        ASSERT_TRUE(a.ok()) << a.status().to_string();
+        auto r = run_wgmma(cfg, *w, *dw, *a, splits, /*cluster=*/true, 17 + m);
+        ASSERT_NO_FATAL_FAILURE(testing::expect_matches_reference(r, 5e-3));
+      }
+  }
+}
+
 }  // namespace
 }  // namespace qgemm

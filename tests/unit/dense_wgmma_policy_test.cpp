@@ -99,9 +99,17 @@ TEST(DenseWgmmaPolicy, HopperTakesTheWideTokenTileAbove384AndWhereItsSplitsFillT
     for (const auto& [act, out] : {std::pair{fp16, fp16}, std::pair{bf16, fp16}})
       for (const MmaPlanEntry& e : plan(w, 8192, act, out)) EXPECT_NE(e.config.frags_m, 32);
   }
-  // Units of 128 or 256 K (2-, 3-, 6-bit codes) and float zero points keep the 128-token tile.
-  for (const char* w : {"int2/g128/bf16", "int3/g128/bf16", "int6/channel/bf16",
-                        "uint4/g128/bf16/zp_bf16"})
+  // Units of 128 K (2- and 6-bit codes) take it as one unit a stage, in two wgmma batches, with
+  // TMA copies (their codes as a 3-D box); units of 256 K (3-bit codes) and float zero points
+  // keep the 128-token tile.
+  for (const char* w : {"int2/g128/bf16", "int6/channel/bf16", "e2m3/g32/ue8m0"}) {
+    SCOPED_TRACE(w);
+    const MmaPlanEntry& e = entry_for(plan(w, 8192, bf16, bf16), 1000);
+    EXPECT_EQ(e.config.frags_m, 32);
+    EXPECT_EQ(e.config.stage_k(), 128);
+    EXPECT_TRUE(e.config.tma);
+  }
+  for (const char* w : {"int3/g128/bf16", "uint4/g128/bf16/zp_bf16"})
     for (const MmaPlanEntry& e : plan(w, 8192, bf16, bf16)) EXPECT_NE(e.config.frags_m, 32) << w;
 }
 
@@ -164,44 +172,39 @@ TEST(DenseWgmmaPolicy, WhichCodesTakeTheWideWarpSpecializedTile) {
 }
 
 // The expansion + cuBLAS hand-off by code width on Hopper (wider codes are dearer per token in
-// the ws tiles; 6-bit codes stay up to 512 where the large bucket holds 128 tokens of them, not
-// with groups shorter than their 128-K unit; 3-bit codes on the 64-token tile up to 512; 8-bit
-// codes with group scales leave at 385; float zero points in groups shorter than a 128-K stage at
-// 193; layers on the 256-token prescaled tile, 4- and 8-bit codes with bf16 in and out, at 2049 and
-// 1025), the older boundary elsewhere, none where cuBLASLt has no such GEMM.
+// the ws tiles; 3-bit codes on the 64-token tile up to 512; 8-bit codes with group scales leave
+// at 385; float zero points in groups shorter than a 128-K stage at 193; layers on the 256-token
+// prescaled tile with bf16 in and out: 2- and 4-bit codes never, 6-bit ones from 1025, 8-bit
+// ones from 2049; fp16 layers of 4-bit codes on the 128-token TMA tile from 1025), the older
+// boundary elsewhere (6-bit codes in fp16 from 513 where the large bucket holds 128 tokens of
+// them, from 257 with groups shorter than their 128-K unit), none where cuBLASLt has no such GEMM.
 TEST(DenseWgmmaPolicy, HandOffDependsOnCodeWidthOnHopper) {
   const DeviceInfo h200 = *device_preset("h200");
   const struct {
     const char* spec;
     int64_t handoff;
-  } cases[] = {{"int1/g128/bf16", 513},
-               {"int2/g128/bf16", 513},
-               {"int3/g128/bf16", 513},
-               {"int4/g128/bf16", INT64_MAX},
-               {"uint4/g128/bf16/zp", INT64_MAX},
-               {"int5/g64/bf16", 129},
-               {"int6/channel/fp32", 513},
-               {"e3m2/g32/ue8m0", 257},
-               {"int7/g128/bf16", 129},
-               {"int8/channel/bf16", 2049},
-               {"e4m3/channel/fp32", 2049},
-               {"int6/g128/bf16", 513},
-               {"int6/g64/bf16", 257},
-               {"int8/g128/bf16", 2049},
-               {"uint8/g64/fp16/zp", 2049},
-               {"uint4/g64/fp16/zp_fp16", 193},
-               {"uint4/g128/bf16/zp_bf16", 513},
-               {"uint7/g128/fp32/zp_fp32", 129},
-               {"e2m1/g32/ue8m0", INT64_MAX},
-               {"e2m1/g16/e4m3/global", INT64_MAX}};
+  } cases[] = {{"int1/g128/bf16", 513},           {"int2/g128/bf16", INT64_MAX},
+               {"int3/g128/bf16", 513},           {"int4/g128/bf16", INT64_MAX},
+               {"uint4/g128/bf16/zp", INT64_MAX}, {"int5/g64/bf16", 129},
+               {"int6/channel/fp32", 1025},       {"e3m2/g32/ue8m0", 1025},
+               {"int7/g128/bf16", 129},           {"int8/channel/bf16", 2049},
+               {"e4m3/channel/fp32", 2049},       {"int6/g128/bf16", 1025},
+               {"int6/g64/bf16", 1025},           {"int8/g128/bf16", 2049},
+               {"uint8/g64/fp16/zp", 2049},       {"uint4/g64/fp16/zp_fp16", 193},
+               {"uint4/g128/bf16/zp_bf16", 513},  {"uint7/g128/fp32/zp_fp32", 129},
+               {"e2m1/g32/ue8m0", INT64_MAX},     {"e2m1/g16/e4m3/global", INT64_MAX}};
   for (const auto& c : cases) {
     const WeightFormat f = *WeightFormat::parse(c.spec);
     EXPECT_EQ(c.handoff, mma_handoff_m(h200, f, DType::bf16(), DType::bf16())) << c.spec;
     // fp16 activations take no prescaled tile, so no 256-token one; 4-bit codes keep the
     // 128-token tile with TMA copies to 1024 tokens (groups shorter than a unit hold 64 tokens
     // there, without TMA).
-    if (c.handoff == INT64_MAX) {
+    if (c.handoff == INT64_MAX && f.type.bits == 4) {
       EXPECT_EQ(f.group_k < 64 ? 513 : 1025, mma_handoff_m(h200, f, DType::fp16(), DType::fp16()))
+          << c.spec;
+    } else if (f.type.bits == 2 || f.type.bits == 6) {  // the boundaries of their plain tiles
+      EXPECT_EQ(f.group_k > 0 && f.group_k < 128 ? 257 : 513,
+                mma_handoff_m(h200, f, DType::fp16(), DType::fp16()))
           << c.spec;
     } else if (c.handoff == 2049) {
       EXPECT_EQ(f.has_group_scales() ? 385 : 513,

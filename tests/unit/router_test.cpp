@@ -212,15 +212,14 @@ TEST(JitKernelPlan, KernelsPerLayerAndTheCublasHandoff) {
   EXPECT_EQ(ranges[4], "129-256, 385+");
   EXPECT_FALSE(plan->bucket_for(16384).expand);
   EXPECT_EQ(plan->mma_bucket_for(1), 0u);
-  // Wider codes hand off earlier: 6-bit codes in groups shorter than their unit (64 tokens on
-  // the large tile) from 257, 5- and 7-bit codes (20 and 28 words) from 129; 3-bit codes and
-  // 6-bit ones in g128 groups keep the tile up to 512; 8-bit codes on the 256-token tile up to
-  // 2048.
+  // Wider codes hand off earlier: 5- and 7-bit codes (20 and 28 words) from 129; 3-bit codes
+  // from 513; 6-bit codes on the 256-token tile (one 128-K unit a stage) from 1025, whatever
+  // their groups; 8-bit codes on the 256-token tile from 2049.
   const struct {
     const char* format;
     int64_t handoff;
-  } wide_codes[] = {{"int3/g128/bf16", 513},  {"int6/g64/bf16", 257}, {"int6/g128/bf16", 513},
-                    {"int8/g128/bf16", 2049}, {"int5/g64/bf16", 129}, {"int7/g128/bf16", 129}};
+  } wide_codes[] = {{"int3/g128/bf16", 513},  {"int6/g64/bf16", 1025}, {"int6/g128/bf16", 1025},
+                    {"int8/g128/bf16", 2049}, {"int5/g64/bf16", 129},  {"int7/g128/bf16", 129}};
   for (const auto& [format, handoff] : wide_codes) {
     SCOPED_TRACE(format);
     auto wide = plan_jit_kernels(8192, 8192, *WeightFormat::parse(format), DType::bf16(),
