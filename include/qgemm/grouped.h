@@ -73,7 +73,9 @@ struct GroupedAccess;
 /// The GPU path (jit) takes fp16/bf16 activations with every weight format the dense jit path
 /// takes, and on sm_90a 8-bit activations with token or 128-group scales (W8A8 FP8 with channel
 /// or 128 x 128 block weight scales, W8A8 INT8): `a` is then the 16-bit input, which the layer
-/// quantizes on the GPU. Other quantized-activation pairs run on the cpu backend (device -1).
+/// quantizes on the GPU. Other quantized-activation pairs with token or group scales have their
+/// rows quantized and widened back to 16 bits on the GPU for the 16-bit tiles; tensor and global
+/// activation scales run on the cpu backend (device -1).
 class GroupedLinear {
  public:
   static Expected<GroupedLinear> create(const QuantizedWeight& stack, const LinearOptions& options);

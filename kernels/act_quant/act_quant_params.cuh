@@ -15,7 +15,7 @@ struct ActQuantParams {
   u32* amax;      ///< [1] the tensor's max |a| as fp32 bits: zero before act_amax_kernel
   i32 m, k, lda, ldq;
   i32 scale_cols;  ///< scales per row (1 for token scales)
-  i32 vec;         ///< 1: rows of a and q are 16- and 8-byte aligned and k % 8 == 0
+  i32 vec;         ///< 1: rows of a (or out) and q are 16- and 8-byte aligned and k % 8 == 0
 };
 
 }  // namespace qgemm

@@ -7,6 +7,7 @@
 #include "backend/device_buffer.h"
 #include "backend/grouped_layer.h"
 #include "backend/jit_layer.h"
+#include "backend/widened_act_layer.h"
 #include "dense/mma_gemm_params.cuh"
 #include "families/moe_grouped.h"
 #include "jit/kernel_cache.h"
@@ -305,7 +306,18 @@ Support grouped_jit_support(const LayerProblem& p) {
     return Support::no(str(p.experts, " experts; the GPU tile list takes at most ", kMaxMoeExperts,
                            " per device"));
   if (auto nvrtc = nvrtc_library(); !nvrtc) return Support::no(nvrtc.status().message());
-  if (p.act.is_quantized()) return grouped_act8_support(p);
+  if (p.act.is_quantized()) {
+    const Support act8 = grouped_act8_support(p);
+    if (act8.ok) return act8;
+    // Else the rows quantized and widened back, for the 16-bit tiles.
+    const Support widened = widened_act_grouped_support(p);
+    if (!widened.ok) return Support::no(str(act8.reason, "; not widened: ", widened.reason));
+    auto plan = plan_moe_grouped(p.n, p.k, p.weight, p.input, p.out, p.device_info);
+    if (!plan)
+      return Support::no(
+          str(act8.reason, "; widened to ", p.input.name(), ": ", plan.status().message()));
+    return Support::yes();
+  }
   auto plan = plan_moe_grouped(p.n, p.k, p.weight, p.act.type, p.out, p.device_info);
   if (!plan) return Support::no(plan.status().message());
   return Support::yes();
@@ -313,7 +325,15 @@ Support grouped_jit_support(const LayerProblem& p) {
 
 Expected<std::unique_ptr<PreparedGrouped>> build_grouped_jit(const QuantizedWeight& stack,
                                                              const LayerProblem& p) {
-  if (p.act.is_quantized()) return build_grouped_act8(stack, p);
+  if (p.act.is_quantized()) {
+    if (grouped_act8_support(p).ok) return build_grouped_act8(stack, p);
+    LayerProblem sixteen = p;
+    sixteen.act = ActFormat{};
+    sixteen.act.type = p.input;
+    auto weight_only = build_grouped_jit(stack, sixteen);
+    if (!weight_only) return weight_only.status();
+    return make_widened_act_grouped(p, stack.experts, std::move(*weight_only));
+  }
   auto plan = plan_moe_grouped(p.n, p.k, p.weight, p.act.type, p.out, p.device_info);
   if (!plan) return plan.status();
   QGEMM_RETURN_IF_ERROR(use_device(p.device));

@@ -78,7 +78,8 @@ inline bool grouped_programmatic(const LayerProblem& problem) {
 }
 
 /// Whether the jit backend runs this expert stack (a GPU and a dense plan for 16-bit
-/// activations; the 8-bit kernels' pairs for quantized ones, grouped_act8_support).
+/// activations; for quantized ones the 8-bit kernels' pairs, grouped_act8_support, else the
+/// 16-bit plan on the rows widened back, widened_act_grouped_support).
 Support grouped_jit_support(const LayerProblem& problem);
 Expected<std::unique_ptr<PreparedGrouped>> build_grouped_jit(const QuantizedWeight& stack,
                                                              const LayerProblem& problem);

@@ -138,7 +138,9 @@ Status GpuActQuantizer::dequantize(const DeviceActs& in, int64_t m, int64_t k, v
   if (m <= 0) return Status();
   ActQuantParams p = params(in, m, k, ldo);
   p.out = static_cast<u16*>(out);
-  const int64_t ctas = std::clamp<int64_t>((m * k + 255) / 256, 1, kMaxFlatCtas);
+  p.vec = k % 8 == 0 && ldo % 8 == 0 && in.ldq % 8 == 0 &&
+          reinterpret_cast<uintptr_t>(out) % 16 == 0 && reinterpret_cast<uintptr_t>(in.q) % 8 == 0;
+  const int64_t ctas = std::clamp<int64_t>((m * k / (p.vec ? 8 : 1) + 255) / 256, 1, kMaxFlatCtas);
   return launch(dequantize_, static_cast<unsigned>(ctas), 1, 1, p, stream);
 }
 

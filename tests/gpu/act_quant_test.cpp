@@ -99,9 +99,10 @@ TEST(ActQuantGpu, BitIdenticalToTheCpuQuantizer) {
     }
 }
 
-// Every activation format runs on the GPU (dequantize-then-cuBLAS where no kernel takes it),
-// from pre-quantized codes and from 16-bit input the layer quantizes itself, and matches the
-// reference built from the same quantized operands.
+// Every activation format runs on the jit backend (the 8-bit kernels, or the weight-only tiles on
+// activations widened to 16 bits where no 8-bit kernel takes the pair), from pre-quantized codes
+// and from 16-bit input the layer quantizes itself, and matches the reference built from the same
+// quantized operands; K = 1001 widens one element a thread (rows not 16-byte aligned).
 TEST(ActQuantGpu, QuantizedActivationsRunOnTheGpuAndMatchTheReference) {
   QGEMM_REQUIRE_GPU();
   for (const auto& [w, act] :
@@ -118,8 +119,16 @@ TEST(ActQuantGpu, QuantizedActivationsRunOnTheGpuAndMatchTheReference) {
       auto r = testing::run_and_check(*WeightFormat::parse(w), *ActFormat::parse(act),
                                       DType::bf16(), m, 328, 768, BackendKind::kAuto, 40 + m, true);
       ASSERT_NO_FATAL_FAILURE(testing::expect_matches_reference(r, 5e-3));
-      EXPECT_NE(r->backend, "cpu");
+      EXPECT_EQ(r->backend, "jit");
     }
+  for (int64_t m : {3, 70}) {
+    SCOPED_TRACE(str("int4/channel/bf16 x e4m3/token K=1001 M=", m));
+    auto r = testing::run_and_check(*WeightFormat::parse("int4/channel/bf16"),
+                                    *ActFormat::parse("e4m3/token"), DType::bf16(), m, 200, 1001,
+                                    BackendKind::kAuto, 60 + m, true);
+    ASSERT_NO_FATAL_FAILURE(testing::expect_matches_reference(r, 5e-3));
+    EXPECT_EQ(r->backend, "jit");
+  }
 }
 
 // A GPU layer given 16-bit input quantizes it itself: the same output bits as the same layer

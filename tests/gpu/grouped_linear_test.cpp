@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "api/host_run.h"
@@ -170,6 +171,25 @@ TEST(GroupedLinearGpu, QuantizedActivationsMatchReference) {
   }
 }
 
+// Pairs no 8-bit kernel takes (W4A8, MXFP4 x MXFP8, ...): the rows quantized and widened back to
+// 16 bits on the GPU, then the 16-bit tiles; every layout, odd N and K.
+TEST(GroupedLinearGpu, WidenedActivationsMatchReference) {
+  QGEMM_REQUIRE_GPU();
+  uint64_t seed = 1300;
+  for (const auto& [weight, act] :
+       std::vector<std::pair<const char*, const char*>>{{"int4/g128/bf16", "e4m3/token"},
+                                                        {"mxfp4", "mxfp8"},
+                                                        {"nvfp4", "e4m3/g128/fp32"},
+                                                        {"uint4/g128/bf16/zp", "int8/token"}}) {
+    for (int64_t tokens : {1, 64, 1000})
+      check_case({weight, 8, 1000, 512, GroupedLayout::kRouted, tokens, 2, act}, seed += 10,
+                 tokens == 64);
+    check_case({weight, 4, 640, 768, GroupedLayout::kContiguous, 700, 1, act}, seed += 10, false,
+               true);
+    check_case({weight, 5, 384, 512, GroupedLayout::kMasked, 130, 1, act}, seed += 10);
+  }
+}
+
 TEST(GroupedLinearGpu, EmptyCallsAndBadArguments) {
   QGEMM_REQUIRE_GPU();
   const auto wv = random_normal(4 * 256 * 512, 7, 0.05f);
@@ -195,11 +215,17 @@ TEST(GroupedLinearGpu, EmptyCallsAndBadArguments) {
   args.rows = 1000;
   s = layer->run(args);
   EXPECT_NE(s.message().find("prepare"), std::string::npos) << s.message();
+  // One tensor scale over a call's rows has no GPU path (it would depend on the rows a call
+  // holds): a GPU stack of it is a clear error naming the cpu backend.
   LinearOptions quantized;
-  quantized.act = *ActFormat::parse("e4m3/token");
+  quantized.act = *ActFormat::parse("e4m3/tensor");
   auto q = GroupedLinear::create(*w, quantized);
   ASSERT_FALSE(q.ok());
   EXPECT_NE(q.status().message().find("cpu"), std::string::npos) << q.status().message();
+  quantized.act = *ActFormat::parse("e4m3/token");
+  auto widened = GroupedLinear::create(*w, quantized);
+  ASSERT_TRUE(widened.ok()) << widened.status().to_string();
+  EXPECT_EQ(widened->backend(), "jit");
 }
 
 }  // namespace

@@ -164,5 +164,33 @@ TEST(GroupedLinearApi, GroupedEightBitKernelsSayWhatTheyTake) {
   EXPECT_FALSE(support("e4m3/channel/fp32", "e4m3/token").ok);
 }
 
+// The jit backend takes the other quantized-activation stacks by widening their rows back to 16
+// bits (token and group scales, any GPU with a 16-bit plan), never one tensor or global scale.
+TEST(GroupedLinearApi, OtherQuantizedActivationsAreWidenedOnTheGpu) {
+  LayerProblem p;
+  p.n = 1000;
+  p.k = 1024;
+  p.experts = 8;
+  p.device = 0;
+  p.input = DType::bf16();
+  const auto support = [&](const char* arch, const char* weight, const char* act) {
+    p.device_info = *device_preset(arch);
+    p.weight = *WeightFormat::parse(weight);
+    p.act = *ActFormat::parse(act);
+    return grouped_jit_support(p);
+  };
+  for (const char* arch : {"h200", "sm_80"}) {
+    SCOPED_TRACE(arch);
+    EXPECT_TRUE(support(arch, "int4/g128/bf16", "e4m3/token").ok);
+    EXPECT_TRUE(support(arch, "mxfp4", "mxfp8").ok);
+    EXPECT_TRUE(support(arch, "nvfp4", "e4m3/g128/fp32").ok);
+    for (const char* act : {"e4m3/tensor", "nvfp4"}) {
+      const Support s = support(arch, "int4/g128/bf16", act);
+      EXPECT_FALSE(s.ok) << act;
+      EXPECT_NE(s.reason.find("tensor or global scale"), std::string::npos) << s.reason;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace qgemm

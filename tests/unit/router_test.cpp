@@ -56,15 +56,29 @@ TEST(Router, JitRunsHalfActivationFormatsOnEveryArch) {
       }
 }
 
-// A pair without a fused kernel runs dequantize-then-cuBLAS on the GPU, never the CPU.
-TEST(Router, QuantizedActivationsWithoutAKernelGoToQdq) {
+// A pair without an 8-bit kernel runs on the weight-only tiles with its activations widened to
+// 16 bits on the GPU; where those tiles cannot take the weight, dequantize-then-cuBLAS. Never
+// the CPU.
+TEST(Router, QuantizedActivationsWithoutAKernelAreWidenedOrGoToQdq) {
   for (const char* act : {"e4m3/token", "nvfp4", "mxfp8", "int8/token", "e4m3/tensor"}) {
     auto r = route(problem("nvfp4", act, 640, 640, "sm_80"), BackendKind::kAuto);
     ASSERT_TRUE(r.ok());
-    EXPECT_EQ(r->chosen->kind(), BackendKind::kQdq) << act << "\n" << r->explain();
-    EXPECT_NE(answer_of(*r, BackendKind::kJit).find("fp16/bf16 activations"), std::string::npos);
+    EXPECT_EQ(r->chosen->kind(), BackendKind::kJit) << act << "\n" << r->explain();
     EXPECT_NE(r->explain().find("<- chosen"), std::string::npos);
   }
+  // W4A8 on Hopper: the 8-bit kernels take e4m3 or int8 weights only.
+  auto w4a8 =
+      route(problem("int4/g128/bf16", "e4m3/token", 640, 640, "sm_90a"), BackendKind::kAuto);
+  ASSERT_TRUE(w4a8.ok());
+  EXPECT_EQ(w4a8->chosen->kind(), BackendKind::kJit) << w4a8->explain();
+  // A group size the tiles cannot take: qdq, and jit says why in both of its ways.
+  auto odd = route(problem("int4/g40/bf16", "e4m3/token", 704, 1440, "sm_90a"), BackendKind::kAuto);
+  ASSERT_TRUE(odd.ok());
+  EXPECT_EQ(odd->chosen->kind(), BackendKind::kQdq) << odd->explain();
+  const std::string why = answer_of(*odd, BackendKind::kJit);
+  EXPECT_NE(why.find("activations e4m3/token: "), std::string::npos) << why;
+  EXPECT_NE(why.find("widened to bf16"), std::string::npos) << why;
+  EXPECT_NE(why.find("group_k=40"), std::string::npos) << why;
 }
 
 // Groups that are no multiple of the 16-wide k-step have no jit kernel; multiples of 16 that

@@ -133,20 +133,28 @@ int run_plan(const PlanOptions& o) {
     return 0;
   }
 
-  // Quantized activations on the jit backend: the 8-bit tiles.
+  // Quantized activations: the 8-bit tiles, or the weight-only tiles on them widened to 16 bits.
+  DType act_type = af.type;
   if (af.is_quantized()) {
-    std::printf("plan     dense_act8: 8-bit activations on wgmma (tokens per CTA by M)\n");
-    for (int64_t m : o.m) {
-      const DenseAct8Config c = DenseAct8Config::for_layer(wf, af, out, p.device_info.arch(), m,
-                                                           o.n, o.k, p.device_info.multiprocessors);
-      std::printf("  M=%-6lld dense_act8 %s, %d K splits\n", (long long)m, c.to_string().c_str(),
-                  dense_act8_splits(o.n, m, o.k, c.block_n, p.device_info.multiprocessors));
+    if (dense_act8_supports(wf, af, out, p.device_info).ok) {
+      std::printf("plan     dense_act8: 8-bit activations on wgmma (tokens per CTA by M)\n");
+      for (int64_t m : o.m) {
+        const DenseAct8Config c = DenseAct8Config::for_layer(
+            wf, af, out, p.device_info.arch(), m, o.n, o.k, p.device_info.multiprocessors);
+        std::printf("  M=%-6lld dense_act8 %s, %d K splits\n", (long long)m, c.to_string().c_str(),
+                    dense_act8_splits(o.n, m, o.k, c.block_n, p.device_info.multiprocessors));
+      }
+      return 0;
     }
-    return 0;
+    act_type = p.input;
+    std::printf(
+        "plan     no 8-bit kernel takes %s x %s: each call widens the activations to %s "
+        "on the GPU, then the weight-only tiles run\n",
+        wf.to_string().c_str(), af.to_string().c_str(), act_type.name().c_str());
   }
   const int64_t max_m = *std::max_element(o.m.begin(), o.m.end());
   const bool cublas = !p.runtime_checks || cublaslt_library().ok();
-  auto plan = plan_jit_kernels(o.n, o.k, wf, af.type, out, p.device_info, cublas, o.tuning_table);
+  auto plan = plan_jit_kernels(o.n, o.k, wf, act_type, out, p.device_info, cublas, o.tuning_table);
   if (!plan) return fail(plan.status());
   std::printf("plan     from %s\n", plan->source.c_str());
   for (const std::string& note : plan->notes) std::printf("  note: %s\n", note.c_str());
@@ -171,7 +179,7 @@ int run_plan(const PlanOptions& o) {
   for (int64_t m : o.m) {
     if (plan->bucket_for(m).expand) {
       std::printf("  M=%-6lld dense_expand: the packed weight to %s, then cuBLASLt\n", (long long)m,
-                  af.type.name().c_str());
+                  act_type.name().c_str());
       continue;
     }
     const MmaGemmConfig& c = plan->bucket_for(m).config;
