@@ -12,6 +12,15 @@
 namespace qgemm {
 namespace {
 
+// The layer's GPU quantizer (widening and quantizing its rows), made at the first prepare().
+Status create_quantizer_once(const LayerProblem& p, std::unique_ptr<GpuActQuantizer>* quantizer) {
+  if (*quantizer) return Status();
+  auto q = GpuActQuantizer::create(p.act, p.input, p.device_info.arch());
+  if (!q) return q.status();
+  *quantizer = std::make_unique<GpuActQuantizer>(std::move(*q));
+  return Status();
+}
+
 class WidenedActLayer final : public PreparedLayer {
  public:
   WidenedActLayer(LayerProblem problem, std::unique_ptr<PreparedLayer> weight_only)
@@ -19,12 +28,7 @@ class WidenedActLayer final : public PreparedLayer {
 
   Status prepare(int64_t max_tokens) override {
     QGEMM_RETURN_IF_ERROR(weight_only_->prepare(max_tokens));
-    if (!quantizer_) {
-      auto q = GpuActQuantizer::create(problem_.act, problem_.input, problem_.device_info.arch());
-      if (!q) return q.status();
-      quantizer_ = std::make_unique<GpuActQuantizer>(std::move(*q));
-    }
-    return Status();
+    return create_quantizer_once(problem_, &quantizer_);
   }
 
   // The widened rows, then room to quantize 16-bit input, then the weight-only layer's own.
@@ -82,12 +86,7 @@ class WidenedActGrouped final : public PreparedGrouped {
 
   Status prepare(int64_t max_rows) override {
     QGEMM_RETURN_IF_ERROR(weight_only_->prepare(max_rows));
-    if (!quantizer_) {
-      auto q = GpuActQuantizer::create(problem_.act, problem_.input, problem_.device_info.arch());
-      if (!q) return q.status();
-      quantizer_ = std::make_unique<GpuActQuantizer>(std::move(*q));
-    }
-    return Status();
+    return create_quantizer_once(problem_, &quantizer_);
   }
 
   // The weight-only layer's own first (its tile list at the front, as run_on_built_tiles

@@ -136,16 +136,22 @@ TEST(GroupedLinearApi, EmptyCallsAndClearErrors) {
       << jit.status().message();
 }
 
+// A grouped layer of eight experts on device 0 with bf16 input.
+LayerProblem eight_experts(int64_t n, int64_t k) {
+  LayerProblem p;
+  p.n = n;
+  p.k = k;
+  p.experts = 8;
+  p.device = 0;
+  p.input = DType::bf16();
+  return p;
+}
+
 // Which quantized-activation stacks the grouped 8-bit kernels take on a Hopper GPU, and why not
 // the others (so GroupedLinear says it, and verify falls back to the host).
 TEST(GroupedLinearApi, GroupedEightBitKernelsSayWhatTheyTake) {
-  LayerProblem p;
-  p.n = 1000;
-  p.k = 1000;
-  p.experts = 8;
-  p.device = 0;
+  LayerProblem p = eight_experts(1000, 1000);
   p.device_info = *device_preset("h200");
-  p.input = DType::bf16();
   const auto support = [&](const char* weight, const char* act) {
     p.weight = *WeightFormat::parse(weight);
     p.act = *ActFormat::parse(act);
@@ -167,12 +173,7 @@ TEST(GroupedLinearApi, GroupedEightBitKernelsSayWhatTheyTake) {
 // The jit backend takes the other quantized-activation stacks by widening their rows back to 16
 // bits (token and group scales, any GPU with a 16-bit plan), never one tensor or global scale.
 TEST(GroupedLinearApi, OtherQuantizedActivationsAreWidenedOnTheGpu) {
-  LayerProblem p;
-  p.n = 1000;
-  p.k = 1024;
-  p.experts = 8;
-  p.device = 0;
-  p.input = DType::bf16();
+  LayerProblem p = eight_experts(1000, 1024);
   const auto support = [&](const char* arch, const char* weight, const char* act) {
     p.device_info = *device_preset(arch);
     p.weight = *WeightFormat::parse(weight);
