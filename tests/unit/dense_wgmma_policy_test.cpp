@@ -104,7 +104,8 @@ TEST(DenseWgmmaPolicy, HopperTakesTheWideTokenTileAbove384AndWhereItsSplitsFillT
   // keep the 128-token tile.
   for (const char* w : {"int2/g128/bf16", "int6/channel/bf16", "e2m3/g32/ue8m0"}) {
     SCOPED_TRACE(w);
-    const MmaPlanEntry& e = entry_for(plan(w, 8192, bf16, bf16), 1000);
+    const std::vector<MmaPlanEntry> p = plan(w, 8192, bf16, bf16);
+    const MmaPlanEntry& e = entry_for(p, 1000);
     EXPECT_EQ(e.config.frags_m, 32);
     EXPECT_EQ(e.config.stage_k(), 128);
     EXPECT_TRUE(e.config.tma);
