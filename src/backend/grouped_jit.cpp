@@ -327,10 +327,7 @@ Expected<std::unique_ptr<PreparedGrouped>> build_grouped_jit(const QuantizedWeig
                                                              const LayerProblem& p) {
   if (p.act.is_quantized()) {
     if (grouped_act8_support(p).ok) return build_grouped_act8(stack, p);
-    LayerProblem sixteen = p;
-    sixteen.act = ActFormat{};
-    sixteen.act.type = p.input;
-    auto weight_only = build_grouped_jit(stack, sixteen);
+    auto weight_only = build_grouped_jit(stack, widened_problem(p));
     if (!weight_only) return weight_only.status();
     return make_widened_act_grouped(p, stack.experts, std::move(*weight_only));
   }

@@ -46,14 +46,6 @@ class JitBackend final : public Backend {
   }
 
  private:
-  // The same layer with the 16-bit activations a widened quantized layer multiplies.
-  static LayerProblem widened_problem(const LayerProblem& p) {
-    LayerProblem q = p;
-    q.act = ActFormat{};
-    q.act.type = p.input;
-    return q;
-  }
-
   static Support weight_only_support(const LayerProblem& p) {
     if (!(p.act.type == DType::fp16() || p.act.type == DType::bf16()))
       return Support::no(str("activation type ", p.act.type.name(), " is not fp16/bf16"));

@@ -156,6 +156,13 @@ class WidenedActGrouped final : public PreparedGrouped {
 
 }  // namespace
 
+LayerProblem widened_problem(const LayerProblem& p) {
+  LayerProblem q = p;
+  q.act = ActFormat{};
+  q.act.type = p.input;
+  return q;
+}
+
 std::unique_ptr<PreparedGrouped> make_widened_act_grouped(
     const LayerProblem& problem, int64_t experts, std::unique_ptr<PreparedGrouped> weight_only) {
   return std::make_unique<WidenedActGrouped>(problem, experts, std::move(weight_only));

@@ -7,6 +7,10 @@
 
 namespace qgemm {
 
+/// The same layer with the 16-bit activations (the layer's input type) that a widened
+/// quantized-activation layer multiplies.
+LayerProblem widened_problem(const LayerProblem& problem);
+
 /// A layer with quantized activations whose pair has no 8-bit kernel (W4A8, MXFP4 x MXFP8, NVFP4
 /// x FP8 or NVFP4, ...): each run() widens the quantized activations to the layer's 16-bit input
 /// type on the GPU, quantizing 16-bit input first so that the product is always that of the
