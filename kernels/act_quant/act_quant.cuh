@@ -6,7 +6,8 @@
 // a group's 8-element chunks reduce their amax by shuffles (groups of 8..256 elements); other
 // group sizes, and rows that are not 16-byte aligned, take one element or group per thread.
 // Per tensor and NVFP4 (a global scale): act_amax_kernel first reduces the tensor's amax into
-// p.amax (zeroed on the stream before it), then every thread derives the same scale from it.
+// p.amax (zeroed on the stream before it), 16-byte loads, one atomic per CTA; then every thread
+// of the quantize pass derives the same scale from it.
 // Inputs are finite (the caller's contract); a NaN or inf gives unspecified codes, never a fault.
 #pragma once
 
@@ -231,20 +232,39 @@ __global__ void __launch_bounds__(256) act_quantize_kernel(const ActQuantParams 
 }
 
 /// *p.amax = max(*p.amax, max |a|) over p.a (fp32 bits: non-negative floats order as integers).
+/// CTA b reduces the b-th block of kAmaxChunksPerThread * 256 chunks counted from the end, so the
+/// last CTAs to run read the tensor's first rows, which the quantize pass then reads from L2.
 template <class Cfg>
 __global__ void __launch_bounds__(256) act_amax_kernel(const ActQuantParams p) {
   using Q = ActQuant<Cfg>;
+  __shared__ float shared[Q::kThreads / 32];
+  const int width = p.vec ? 8 : 1;
+  const i64 row_chunks = (p.k + width - 1) / width;
+  const i64 total = static_cast<i64>(p.m) * row_chunks;
+  const i64 per_cta = static_cast<i64>(Q::kThreads) * kAmaxChunksPerThread;
+  const i64 first = total - (static_cast<i64>(blockIdx.x) + 1) * per_cta;
   float m = 0.0f;
-  const i64 total = static_cast<i64>(p.m) * p.k;
-  for (i64 i = static_cast<i64>(blockIdx.x) * Q::kThreads + threadIdx.x; i < total;
-       i += static_cast<i64>(gridDim.x) * Q::kThreads) {
-    float v[1];
-    Q::template load<1>(p, static_cast<int>(i / p.k), static_cast<int>(i % p.k), v);
-    m = fmaxf(m, fabsf(v[0]));
-  }
 #pragma unroll
-  for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-  if (threadIdx.x % 32 == 0) atomicMax(p.amax, __float_as_uint(m));
+  for (int u = 0; u < kAmaxChunksPerThread; ++u) {
+    const i64 i = first + u * Q::kThreads + threadIdx.x;
+    if (i < 0) continue;
+    // NOTE: a 64-bit division per chunk costs tens of instructions; 32 bits where they fit.
+    const i64 r = total <= 0xffffffffll
+                      ? static_cast<i64>(static_cast<u32>(i) / static_cast<u32>(row_chunks))
+                      : i / row_chunks;
+    const int row = static_cast<int>(r), col = static_cast<int>(i - r * row_chunks) * width;
+    if (p.vec) {
+      float v[8];
+      Q::template load<8>(p, row, col, v);
+      m = fmaxf(m, Q::template chunk_amax<8>(v));
+    } else {
+      float v[1];
+      Q::template load<1>(p, row, col, v);
+      m = fmaxf(m, fabsf(v[0]));
+    }
+  }
+  m = Q::cta_max(m, shared);
+  if (threadIdx.x == 0) atomicMax(p.amax, __float_as_uint(m));
 }
 
 /// p.out[r][c] = the fp16/bf16 value of code p.q[r][c] times its scale (and the global scale).

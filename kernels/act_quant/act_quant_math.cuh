@@ -112,6 +112,30 @@ QGEMM_HOST_DEVICE float act_global_scale(float amax, const ActCode& elem, const 
   return g > 0.0f ? g : 1.0f;
 }
 
+/// The e2m1 code of |q| (finite, >= 0): act_round_float's nearest-even rounding written as the
+/// seven midpoints between 0, 0.5, 1, 1.5, 2, 3, 4 and 6, a midpoint going to the even code (to
+/// 0, 1, 2, 4 rather than 0.5, 1.5, 3, 6). The same code as act_encode_float for every |q|.
+QGEMM_HOST_DEVICE u32 act_encode_e2m1_magnitude(float x) {
+  // NOTE: e2m1 has no hardware conversion before sm_100; the generic float rounding's frexp and
+  // ldexp steps made the NVFP4 quantizer arithmetic-bound.
+  return static_cast<u32>(x > 0.25f) + static_cast<u32>(x >= 0.75f) + static_cast<u32>(x > 1.25f) +
+         static_cast<u32>(x >= 1.75f) + static_cast<u32>(x > 2.5f) + static_cast<u32>(x >= 3.5f) +
+         static_cast<u32>(x > 5.0f);
+}
+
+/// The code of the float q in float type t: nearest (ties to even), saturating.
+QGEMM_HOST_DEVICE u32 act_encode_float(float q, const ActCode& t) {
+  const u32 sign = q < 0.0f ? 1u << (t.bits - 1) : 0u;
+  const float r = act_round_float(fabsf(q), t);
+  if (r == 0.0f) return sign;
+  const int bias = (1 << (t.exp_bits - 1)) - 1;
+  const int unbiased = act_floor_log2(r);
+  if (unbiased < 1 - bias)  // subnormal
+    return sign | static_cast<u32>(ldexpf(r, bias - 1 + t.man_bits));
+  const u32 mantissa = static_cast<u32>(ldexpf(r, t.man_bits - unbiased)) - (1u << t.man_bits);
+  return sign | (static_cast<u32>(unbiased + bias) << t.man_bits) | mantissa;
+}
+
 /// The code of a / divisor in type t: nearest (ties to even), saturating.
 QGEMM_HOST_DEVICE u32 act_encode(float a, float divisor, const ActCode& t) {
   const float q = QGEMM_FDIV(a, divisor);
@@ -122,15 +146,9 @@ QGEMM_HOST_DEVICE u32 act_encode(float a, float divisor, const ActCode& t) {
     const float v = rintf(q < lo ? lo : (q > hi ? hi : q));
     return static_cast<u32>(static_cast<i32>(v)) & ((1u << t.bits) - 1u);
   }
-  const u32 sign = q < 0.0f ? 1u << (t.bits - 1) : 0u;
-  const float r = act_round_float(fabsf(q), t);
-  if (r == 0.0f) return sign;
-  const int bias = (1 << (t.exp_bits - 1)) - 1;
-  const int unbiased = act_floor_log2(r);
-  if (unbiased < 1 - bias)  // subnormal
-    return sign | static_cast<u32>(ldexpf(r, bias - 1 + t.man_bits));
-  const u32 mantissa = static_cast<u32>(ldexpf(r, t.man_bits - unbiased)) - (1u << t.man_bits);
-  return sign | (static_cast<u32>(unbiased + bias) << t.man_bits) | mantissa;
+  if (t.bits == 4 && t.exp_bits == 2 && t.man_bits == 1)
+    return (q < 0.0f ? 8u : 0u) | act_encode_e2m1_magnitude(fabsf(q));
+  return act_encode_float(q, t);
 }
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890

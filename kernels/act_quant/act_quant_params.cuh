@@ -18,4 +18,8 @@ struct ActQuantParams {
   i32 vec;         ///< 1: rows of a (or out) and q are 16- and 8-byte aligned and k % 8 == 0
 };
 
+/// Chunks of 8 (vec) or single elements each thread of act_amax_kernel reduces: its CTA count is
+/// the chunks over 256 times this.
+constexpr int kAmaxChunksPerThread = 8;
+
 }  // namespace qgemm

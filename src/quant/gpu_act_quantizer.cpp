@@ -1,6 +1,7 @@
 #include "quant/gpu_act_quantizer.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "backend/backend.h"
 #include "quant/scale_recipe.h"
@@ -126,7 +127,12 @@ Status GpuActQuantizer::quantize(const void* a, int64_t lda, int64_t m, int64_t 
     auto driver = cuda_driver();
     if (!driver) return driver.status();
     QGEMM_CU(*driver, cuMemsetD32Async, reinterpret_cast<CUdeviceptr>(scratch), 0, 1, stream);
-    QGEMM_RETURN_IF_ERROR(launch(amax_, static_cast<unsigned>(flat_ctas), 1, 1, p, stream));
+    const int64_t chunks = m * (p.vec ? k / 8 : k);
+    const int64_t per_cta = 256 * kAmaxChunksPerThread;
+    const int64_t amax_ctas = (chunks + per_cta - 1) / per_cta;
+    if (amax_ctas > std::numeric_limits<int32_t>::max())
+      return invalid_argument(str("GpuActQuantizer: ", m, " x ", k, " activations are too many"));
+    QGEMM_RETURN_IF_ERROR(launch(amax_, static_cast<unsigned>(amax_ctas), 1, 1, p, stream));
   }
   const int64_t ctas =
       format_.scale_kind == ActScaleKind::kGroup ? flat_ctas : std::min<int64_t>(m, kMaxRowCtas);

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include "act_quant/act_quant_math.cuh"
 #include "qgemm/quantized.h"
 #include "unit_test_util.h"
 #include "util/random.h"
@@ -201,6 +203,35 @@ TEST(QuantizeActivationLayout, Nvfp4TwoLevelScales) {
       }
     }
   EXPECT_LT(std::sqrt(err2 / ref2), 0.15);  // e2m1 keeps about 2 bits
+}
+
+// The e2m1 midpoint encoder (what the GPU quantizer runs) against the generic float rounding,
+// over every fp32 value within 4096 steps of each midpoint and code value, and a stride through
+// [0, 16) and beyond.
+TEST(QuantizeActivationLayout, E2m1MidpointsMatchTheGenericRounding) {
+  const ActCode e2m1{ActCode::kFloat, 4, 2, 1, 0};
+  const auto bits = [](float x) {
+    uint32_t u;
+    std::memcpy(&u, &x, 4);
+    return u;
+  };
+  const auto value = [](uint32_t u) {
+    float x;
+    std::memcpy(&x, &u, 4);
+    return x;
+  };
+  std::vector<uint32_t> points;
+  for (float c :
+       {0.25f, 0.5f, 0.75f, 1.0f, 1.25f, 1.5f, 1.75f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 5.0f, 6.0f})
+    for (int64_t d = -4096; d <= 4096; ++d) points.push_back(bits(c) + static_cast<uint32_t>(d));
+  for (uint32_t u = 0; u < bits(16.0f); u += 997) points.push_back(u);
+  for (float x : {0.0f, 1e-45f, 1e-38f, 7.0f, 1e6f, std::numeric_limits<float>::max()})
+    points.push_back(bits(x));
+  for (uint32_t u : points) {
+    const float x = value(u);
+    ASSERT_EQ(act_encode_float(x, e2m1), act_encode_e2m1_magnitude(x)) << x;
+    ASSERT_EQ(act_encode_float(-x, e2m1), act_encode(-x, 1.0f, e2m1)) << -x;
+  }
 }
 
 TEST(QuantizeActivationLayout, WideTypesStoreLittleEndianCodes) {
