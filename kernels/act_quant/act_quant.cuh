@@ -39,7 +39,14 @@ struct ActQuant {
 
   static QGEMM_DEVICE float in(u16 h) { return half_to_float<Cfg::kIn>(h); }
 
-  /// The W elements of row `row` from column `col`.
+  /// The row of a that row `row` of q quantizes, or -1 (none: the row stays as it is).
+  static QGEMM_DEVICE int input_row(const ActQuantParams& p, int row) {
+    if (p.src_rows == nullptr) return row;
+    const int src = p.src_rows[row];
+    return src < 0 ? -1 : src / p.src_div;
+  }
+
+  /// The W elements of row `row` of a from column `col`.
   template <int W>
   static QGEMM_DEVICE void load(const ActQuantParams& p, int row, int col, float (&v)[W]) {
     const u16* src = p.a + static_cast<i64>(row) * p.lda + col;
@@ -137,12 +144,14 @@ struct ActQuant {
   static QGEMM_DEVICE void run_rows(const ActQuantParams& p, float* shared) {
     const float tensor = kTensor ? tensor_divisor(p) : 1.0f;
     for (int row = blockIdx.x; row < p.m; row += gridDim.x) {
+      const int in_row = input_row(p, row);
+      if (in_row < 0) continue;
       float divisor = tensor;
       if constexpr (kToken) {
         float m = 0.0f;
         for (int col = threadIdx.x * W; col < p.k; col += kThreads * W) {
           float v[W];
-          load<W>(p, row, col, v);
+          load<W>(p, in_row, col, v);
           m = fmaxf(m, chunk_amax<W>(v));
         }
         const float s = block_scale(cta_max(m, shared), 1.0f, divisor);
@@ -150,7 +159,7 @@ struct ActQuant {
       }
       for (int col = threadIdx.x * W; col < p.k; col += kThreads * W) {
         float v[W];
-        load<W>(p, row, col, v);
+        load<W>(p, in_row, col, v);
         store<W>(p, row, col, v, divisor);
       }
     }
@@ -172,15 +181,18 @@ struct ActQuant {
                         : i / row_chunks;
       const int row = active ? static_cast<int>(r) : 0;
       const int col = active ? static_cast<int>(i - r * row_chunks) * 8 : 0;
+      // A skipped row's lanes take part in the shuffles with zeros and store nothing: whole
+      // groups share a row, so no group mixes a skipped row with another.
+      const int in_row = active ? input_row(p, row) : -1;
       float v[8] = {};
-      if (active) load<8>(p, row, col, v);
+      if (in_row >= 0) load<8>(p, in_row, col, v);
       float m = chunk_amax<8>(v);
 #pragma unroll
       for (int o = kGroupLanes / 2; o > 0; o >>= 1)
         m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
       float divisor;
       const float s = block_scale(m, g, divisor);
-      if (!active) continue;
+      if (in_row < 0) continue;
       if (col % Cfg::kGroup == 0)
         p.scales[static_cast<i64>(row) * p.scale_cols + col / Cfg::kGroup] = s;
       store<8>(p, row, col, v, divisor);
@@ -195,17 +207,19 @@ struct ActQuant {
          i += static_cast<i64>(gridDim.x) * kThreads) {
       const int row = static_cast<int>(i / p.scale_cols);
       const int col0 = static_cast<int>(i % p.scale_cols) * Cfg::kGroup;
+      const int in_row = input_row(p, row);
+      if (in_row < 0) continue;
       float m = 0.0f;
       for (int c = 0; c < Cfg::kGroup; ++c) {
         float v[1];
-        load<1>(p, row, col0 + c, v);
+        load<1>(p, in_row, col0 + c, v);
         m = fmaxf(m, fabsf(v[0]));
       }
       float divisor;
       p.scales[i] = block_scale(m, g, divisor);
       for (int c = 0; c < Cfg::kGroup; ++c) {
         float v[1];
-        load<1>(p, row, col0 + c, v);
+        load<1>(p, in_row, col0 + c, v);
         store<1>(p, row, col0 + c, v, divisor);
       }
     }
@@ -252,7 +266,9 @@ __global__ void __launch_bounds__(256) act_amax_kernel(const ActQuantParams p) {
     const i64 r = total <= 0xffffffffll
                       ? static_cast<i64>(static_cast<u32>(i) / static_cast<u32>(row_chunks))
                       : i / row_chunks;
-    const int row = static_cast<int>(r), col = static_cast<int>(i - r * row_chunks) * width;
+    const int row = Q::input_row(p, static_cast<int>(r));
+    const int col = static_cast<int>(i - r * row_chunks) * width;
+    if (row < 0) continue;
     if (p.vec) {
       float v[8];
       Q::template load<8>(p, row, col, v);

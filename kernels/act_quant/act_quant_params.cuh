@@ -16,6 +16,10 @@ struct ActQuantParams {
   i32 m, k, lda, ldq;
   i32 scale_cols;  ///< scales per row (1 for token scales)
   i32 vec;         ///< 1: rows of a (or out) and q are 16- and 8-byte aligned and k % 8 == 0
+  /// Or null: row r of q (and of the scales) quantizes row src_rows[r] / src_div of a, and rows
+  /// whose src_rows entry is negative are left as they are (a sorted copy of gathered rows).
+  const i32* src_rows;
+  i32 src_div;
 };
 
 /// Chunks of 8 (vec) or single elements each thread of act_amax_kernel reduces: its CTA count is

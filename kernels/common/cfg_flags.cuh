@@ -15,6 +15,17 @@ struct GatheredCfg<Cfg, decltype(void(Cfg::kGathered))> {
   static constexpr bool value = Cfg::kGathered;
 };
 
+/// Cfg::kSortedRows: a grouped tile (kGathered) whose activation rows were copied in position
+/// order beforehand, so it loads them by TMA from row DenseAct8Params::a_row_shift on.
+template <class Cfg, class = void>
+struct SortedRowsCfg {
+  static constexpr bool value = false;
+};
+template <class Cfg>
+struct SortedRowsCfg<Cfg, decltype(void(Cfg::kSortedRows))> {
+  static constexpr bool value = Cfg::kSortedRows;
+};
+
 /// Cfg::kEarlyWeights: ring tiles copy every stage's weights before the wait for the previous
 /// kernel (MmaGemm::kEarlyWeights).
 template <class Cfg, class = void>

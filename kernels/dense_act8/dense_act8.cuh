@@ -77,8 +77,14 @@ struct DenseAct8 {
   /// bytes, were the limit (docs/design.md, "8-bit activations grouped").
   static constexpr bool kGathered = GatheredCfg<Cfg>::value;
   static_assert(!kGathered || kClusterY == 1, "gathered tiles run one CTA per cluster");
+  /// Grouped tiles whose rows a sorted copy of A holds in position order (the quantizer wrote
+  /// them there): TMA boxes, as the dense tiles; weights and C stay grouped.
+  static constexpr bool kSortedRows = SortedRowsCfg<Cfg>::value;
+  static_assert(!kSortedRows || kGathered, "sorted rows are a grouped tile's");
+  /// The producer threads copy the token rows by cp.async.
+  static constexpr bool kCopyRows = kGathered && !kSortedRows;
   /// Gathered: producer thread t copies 16-byte chunk t % 8 of token rows t / 8 + 16 i.
-  static constexpr int kThreadRows = kGathered ? (kBN + 15) / 16 : 1;
+  static constexpr int kThreadRows = kCopyRows ? (kBN + 15) / 16 : 1;
   static constexpr int kSliceRows = kRows / kClusterY;  // weight rows each CTA copies
 
   struct Smem {
@@ -115,6 +121,7 @@ struct DenseAct8 {
 
   /// The row of A (and of its scales) of token position `token` (< p.m).
   static QGEMM_DEVICE int a_row(const DenseAct8Params& p, int token) {
+    if constexpr (kSortedRows) return token + p.a_row_shift;
     if constexpr (kGathered) return p.rows[token] / p.a_div;
     return token;
   }
@@ -124,8 +131,8 @@ struct DenseAct8 {
   /// scales, every producer thread copies some of them into the stage's scale slot and arrives.
   static QGEMM_DEVICE void produce(const DenseAct8Params& p, const DenseAct8Maps* maps,
                                    const Work& w, const Smem& sm, int tid) {
-    // Gathered: this thread's token rows below `valid` are copied.
-    const int valid = kGathered ? min(kBN, p.m - w.m0) : 0;
+    // Copied rows: this thread's token rows below `valid`.
+    const int valid = kCopyRows ? min(kBN, p.m - w.m0) : 0;
     for (int it = 0; it < w.iters; ++it) {
       const int s = it % Cfg::kStages;
       if (it >= Cfg::kStages) mbarrier_wait(&sm.empty()[s], (it / Cfg::kStages - 1) & 1);
@@ -133,7 +140,7 @@ struct DenseAct8 {
       if (tid == 0) {
         // Both weight slices land here (one from the other CTA of a cluster): kStageBytes; a
         // gathered tile's rows arrive through cp.async instead.
-        mbarrier_arrive_expect_tx(&sm.full()[s], kGathered ? kWeightBytes : kStageBytes);
+        mbarrier_arrive_expect_tx(&sm.full()[s], kCopyRows ? kWeightBytes : kStageBytes);
         if constexpr (kClusterY == 1) {
           tma_load_2d(sm.stage(s), &maps->w, kb * kStageK, w.n0 + (kGathered ? p.w_row0 : 0),
                       &sm.full()[s]);
@@ -142,10 +149,11 @@ struct DenseAct8 {
           tma_load_2d_multicast(sm.stage(s) + r * kSliceRows * kStageK, &maps->w, kb * kStageK,
                                 w.n0 + r * kSliceRows, &sm.full()[s], (1u << kClusterY) - 1);
         }
-        if constexpr (!kGathered)
-          tma_load_2d(sm.stage(s) + kWeightBytes, &maps->a, kb * kStageK, w.m0, &sm.full()[s]);
+        if constexpr (!kCopyRows)
+          tma_load_2d(sm.stage(s) + kWeightBytes, &maps->a, kb * kStageK,
+                      w.m0 + (kSortedRows ? p.a_row_shift : 0), &sm.full()[s]);
       }
-      if constexpr (kGathered) {
+      if constexpr (kCopyRows) {
         // Chunk c of token row t sits at chunk c ^ (t % 8) of its 128 bytes (the stage is
         // 1024-byte aligned); bytes past K read as zeros.
         const int chunk = tid % 8, k0 = kb * kStageK + chunk * 16;
@@ -218,7 +226,7 @@ struct DenseAct8 {
     const int s = it % Cfg::kStages;
     mbarrier_wait(&sm.full()[s], (it / Cfg::kStages) & 1);
     // cp.async (generic proxy) wrote a gathered tile's rows; wgmma reads through the async one.
-    if constexpr (kGathered) fence_proxy_async_shared();
+    if constexpr (kCopyRows) fence_proxy_async_shared();
     const u64 da = wgmma_desc_sw128(smem_addr(sm.stage(s) + wg * 64 * kStageK));
     const u64 db = wgmma_desc_sw128(smem_addr(sm.stage(s) + kWeightBytes));
     wgmma_fence();
@@ -395,7 +403,7 @@ struct DenseAct8 {
     const Work w = make_work(p);
     if (threadIdx.x == 0) {
       for (int s = 0; s < Cfg::kStages; ++s) {
-        mbarrier_init(&sm.full()[s], 1 + (kStageScales ? 128 : 0) + (kGathered ? 128 : 0));
+        mbarrier_init(&sm.full()[s], 1 + (kStageScales ? 128 : 0) + (kCopyRows ? 128 : 0));
         // Every consumer warp of every CTA this slot's producers write into.
         mbarrier_init(&sm.empty()[s], kClusterY * kConsumerThreads / 32);
       }

@@ -36,6 +36,9 @@ struct DenseAct8Params {
   i32 w_row0;
   const u8* a_codes;
   i32 lda;
+  /// Grouped tiles on sorted rows (Cfg::kSortedRows): token position t is row t + a_row_shift
+  /// of A (and of its scales), read through the map.
+  i32 a_row_shift;
 };
 
 }  // namespace qgemm

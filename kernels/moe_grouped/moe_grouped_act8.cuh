@@ -27,6 +27,7 @@ __global__ void __launch_bounds__(384, 1)
   if (q.bias != nullptr) q.bias = static_cast<const u8*>(q.bias) + e * g.bias_stride;
   q.w_row0 = static_cast<i32>(e * g.code_stride);
   q.m = static_cast<i32>(blockIdx.y) * DenseAct8<Cfg>::kBN + tile.rows;
+  q.a_row_shift = tile.a_row0 - static_cast<i32>(blockIdx.y) * DenseAct8<Cfg>::kBN;
   DenseAct8<Cfg>::run(q, &maps, smem);
 }
 

@@ -17,6 +17,9 @@ enum class MoeLayout : int {
 struct MoeTile {
   i32 expert;
   i32 rows;
+  /// The row of A holding the tile's first position: contiguous and masked layouts, and routed
+  /// calls whose rows the list sorts (MoeTilesParams::order): their sorted copy's row.
+  i32 a_row0;
 };
 
 /// The most experts one device's tile list covers (shared-memory tables of moe_tiles).
@@ -39,6 +42,9 @@ struct MoeTilesParams {
   i32 max_tiles;          ///< entries of `tiles` (the GEMM launch's gridDim.y)
   MoeTile* tiles;         ///< [max_tiles]
   i32* positions;         ///< [max_tiles * block_m]: the row of C of each valid position
+  /// Routed, or null: [slots] the slot whose row row r of a sorted copy of A holds (experts in
+  /// order, each expert's slots as its positions), -1 from the routed slots' count on.
+  i32* order;
   u8* c;                  ///< routed: [slots] output rows, those of unrouted slots zeroed
   i64 c_pitch;            ///< bytes from one row of c to the next
   i32 row_bytes;          ///< bytes of one output row (n * element bytes)

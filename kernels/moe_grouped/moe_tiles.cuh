@@ -51,6 +51,38 @@ QGEMM_DEVICE int expert_of_tile(const i32* start, int experts, int y) {
   return lo;
 }
 
+/// out[e] = the sum of the values of the experts before e, out[experts] = all of them; thread t
+/// holds experts t * kPerThread + i's values. Each warp scans its threads' sums, then each
+/// thread adds the totals of the warps before its own: two steps whatever the number of experts.
+/// NOTE: warp 0 alone scanning 32 experts per step took a dependent step per 32 experts, the
+/// longest chain of a decode call's tile list at 256 experts.
+template <int kPerThread>
+QGEMM_DEVICE void scan_experts(const int (&values)[kPerThread], int experts, i32* out,
+                               i32* warp_total) {
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  int mine = 0;
+#pragma unroll
+  for (int i = 0; i < kPerThread; ++i) mine += values[i];
+  int inclusive = mine;
+#pragma unroll
+  for (int d = 1; d < 32; d *= 2) {
+    const int v = __shfl_up_sync(0xffffffffu, inclusive, d);
+    if (lane >= d) inclusive += v;
+  }
+  if (lane == 31) warp_total[warp] = inclusive;
+  __syncthreads();
+  int before = inclusive - mine;
+  for (int w = 0; w < warp; ++w) before += warp_total[w];
+#pragma unroll
+  for (int i = 0; i < kPerThread; ++i) {
+    const int e = tid * kPerThread + i;
+    if (e < experts) out[e] = before;
+    before += values[i];
+  }
+  if (tid == kThreads - 1) out[experts] = before;
+  __syncthreads();  // out is complete, and warp_total free for the next scan
+}
+
 /// Blocks 1..: zero the rows of unrouted slots, one block per row at a time.
 QGEMM_DEVICE void zero_unrouted_rows(const MoeTilesParams& p) {
   const bool vec = reinterpret_cast<u64>(p.c) % 16 == 0 && p.c_pitch % 16 == 0;
@@ -92,47 +124,35 @@ __global__ void __launch_bounds__(moe_tiles::kThreads) moe_tiles_kernel(const Mo
     for (int s = tid; s < p.slots; s += kThreads)
       if (const int e = local_expert(p, s); e >= 0) atomicAdd(&count[e], 1);
   __syncthreads();
-  // Tile offsets: an exclusive scan of each expert's tiles. Thread t takes kPerThread
-  // neighbouring experts, each warp scans its threads' sums, then each thread adds the totals
-  // of the warps before its own: two steps whatever the number of experts.
-  // NOTE: warp 0 alone scanning 32 experts per step took a dependent step per 32 experts, the
-  // longest chain of a decode call's tile list at 256 experts.
+  // Tile offsets (and, for a sorted copy, row offsets): exclusive scans over the experts.
   constexpr int kPerThread = kMaxMoeExperts / kThreads;
   static_assert(kPerThread * kThreads == kMaxMoeExperts, "whole experts per thread");
-  __shared__ i32 warp_total[kThreads / 32];
-  int tiles[kPerThread], mine = 0;
+  __shared__ i32 warp_total[kThreads / 32], row_start[kMaxMoeExperts + 1];
+  int values[kPerThread];
 #pragma unroll
   for (int i = 0; i < kPerThread; ++i) {
     const int e = tid * kPerThread + i;
-    tiles[i] = e < p.experts ? (count[e] + p.block_m - 1) / p.block_m : 0;
-    mine += tiles[i];
+    values[i] = e < p.experts ? (count[e] + p.block_m - 1) / p.block_m : 0;
   }
-  const int lane = tid % 32, warp = tid / 32;
-  int inclusive = mine;
+  scan_experts(values, p.experts, start, warp_total);
+  const bool sorted = routed && p.order != nullptr;
+  if (sorted) {
 #pragma unroll
-  for (int d = 1; d < 32; d *= 2) {
-    const int v = __shfl_up_sync(0xffffffffu, inclusive, d);
-    if (lane >= d) inclusive += v;
+    for (int i = 0; i < kPerThread; ++i) {
+      const int e = tid * kPerThread + i;
+      values[i] = e < p.experts ? count[e] : 0;
+    }
+    scan_experts(values, p.experts, row_start, warp_total);
   }
-  if (lane == 31) warp_total[warp] = inclusive;
-  __syncthreads();
-  int before = inclusive - mine;
-  for (int w = 0; w < warp; ++w) before += warp_total[w];
-#pragma unroll
-  for (int i = 0; i < kPerThread; ++i) {
-    const int e = tid * kPerThread + i;
-    if (e < p.experts) start[e] = before;
-    before += tiles[i];
-  }
-  if (tid == kThreads - 1) start[p.experts] = before;  // every expert's tiles
-  __syncthreads();
   // The host sizes the grid for the most tiles any routing makes; the min only guards it.
   const int total = min(start[p.experts], p.max_tiles);
   for (int y = tid; y < p.max_tiles; y += kThreads) {
-    MoeTile t{-1, 0};
+    MoeTile t{-1, 0, 0};
     if (y < total) {
-      t.expert = expert_of_tile(start, p.experts, y);
-      t.rows = min(p.block_m, count[t.expert] - (y - start[t.expert]) * p.block_m);
+      const int e = expert_of_tile(start, p.experts, y), first = (y - start[e]) * p.block_m;
+      t.expert = e;
+      t.rows = min(p.block_m, count[e] - first);
+      t.a_row0 = (routed ? (sorted ? row_start[e] : 0) : first_row(p, e)) + first;
     }
     p.tiles[y] = t;
   }
@@ -143,9 +163,13 @@ __global__ void __launch_bounds__(moe_tiles::kThreads) moe_tiles_kernel(const Mo
     for (int s = tid; s < p.slots; s += kThreads) {
       const int e = local_expert(p, s);
       if (e < 0) continue;
-      const i64 at = static_cast<i64>(start[e]) * p.block_m + atomicAdd(&cursor[e], 1);
-      if (at < positions) p.positions[at] = s;
+      const int at = atomicAdd(&cursor[e], 1);
+      const i64 position = static_cast<i64>(start[e]) * p.block_m + at;
+      if (position < positions) p.positions[position] = s;
+      if (sorted) p.order[row_start[e] + at] = s;
     }
+    if (sorted)
+      for (int r = row_start[p.experts] + tid; r < p.slots; r += kThreads) p.order[r] = -1;
   } else {
     for (i64 i = tid; i < positions; i += kThreads) {
       const int y = static_cast<int>(i / p.block_m);

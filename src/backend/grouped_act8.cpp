@@ -1,7 +1,8 @@
 // The grouped layer on 8-bit activations (jit backend, sm_90a): the expert stack's codes in
 // rows padded to 16 bytes, one expert after another under one TMA map, and per call the GPU
 // quantizer over the input rows, the tile list (moe_tiles), then one gathered launch of the
-// dense_act8 tiles (moe_grouped_act8).
+// dense_act8 tiles (moe_grouped_act8). Full (128-token) tiles read their rows by TMA: routed
+// calls quantize into a copy sorted by the list (one row per slot) after building it.
 #include <algorithm>
 
 #include "backend/device_buffer.h"
@@ -81,9 +82,9 @@ class GroupedAct8Layer final : public PreparedGrouped {
     if (shape.rows <= 0) return 0;
     const DenseAct8Config c = config_for(shape);
     const int64_t tiles = max_tiles(shape, c);
-    return align256(
-               act_workspace_bytes(problem_.act, grouped_a_rows(shape, experts_), problem_.k)) +
-           align256(tiles * sizeof(MoeTile)) + align256(tiles * c.block_n * 4);
+    return align256(act_workspace_bytes(problem_.act, quantized_rows(shape, c), problem_.k)) +
+           align256(tiles * sizeof(MoeTile)) + align256(tiles * c.block_n * 4) +
+           (sorts(shape, c) ? align256(grouped_slots(shape) * 4) : 0);
   }
 
   std::string describe() const override {
@@ -118,19 +119,30 @@ class GroupedAct8Layer final : public PreparedGrouped {
       return unsupported(str("qgemm::GroupedLinear::run: ", tiles, " token tiles of ", c.block_n,
                              " rows exceed one launch's 65535; split the call"));
     const int64_t k = problem_.k, n = problem_.n, a_rows = grouped_a_rows(args, experts_);
+    const int64_t q_rows = quantized_rows(args, c);
+    const bool sorts = this->sorts(args, c);
+    const int a_div = args.layout == GroupedLayout::kRouted && !args.a_per_slot ? args.top_k : 1;
     const CUstream stream = static_cast<CUstream>(args.stream);
     auto* ws = static_cast<uint8_t*>(args.workspace);
     void* scratch = nullptr;
-    const DeviceActs acts = carve_act_workspace(ws, problem_.act, a_rows, k, &scratch);
-    QGEMM_RETURN_IF_ERROR(quantizer_->quantize(args.a, k, a_rows, k, acts, scratch, stream));
-    uint8_t* after_acts = ws + align256(act_workspace_bytes(problem_.act, a_rows, k));
+    const DeviceActs acts = carve_act_workspace(ws, problem_.act, q_rows, k, &scratch);
+    uint8_t* after_acts = ws + align256(act_workspace_bytes(problem_.act, q_rows, k));
     auto* list = reinterpret_cast<MoeTile*>(after_acts);
     auto* positions = reinterpret_cast<i32*>(after_acts + align256(tiles * sizeof(MoeTile)));
+    auto* order = sorts ? reinterpret_cast<i32*>(reinterpret_cast<uint8_t*>(positions) +
+                                                 align256(tiles * c.block_n * 4))
+                        : nullptr;
+    // Rows in place are quantized first; a sorted copy needs the list's order of the rows.
+    if (!sorts)
+      QGEMM_RETURN_IF_ERROR(quantizer_->quantize(args.a, k, a_rows, k, acts, scratch, stream));
     const size_t out_bytes = (problem_.out.bits + 7) / 8;
     QGEMM_RETURN_IF_ERROR(launch_moe_tiles(tiles_kernel_, args, experts_, c.block_n, tiles, list,
-                                           positions, static_cast<int64_t>(n * out_bytes),
+                                           positions, order, static_cast<int64_t>(n * out_bytes),
                                            problem_.device_info.multiprocessors,
                                            grouped_programmatic(problem_), stream));
+    if (sorts)
+      QGEMM_RETURN_IF_ERROR(
+          quantizer_->quantize_rows(args.a, k, order, a_div, q_rows, k, acts, scratch, stream));
     DenseAct8Params p{};
     p.w_scale = static_cast<const float*>(scales_.get());
     p.a_scale = acts.scales;
@@ -144,7 +156,7 @@ class GroupedAct8Layer final : public PreparedGrouped {
     p.w_scale_cols = static_cast<i32>((k + 127) / 128);
     p.a_scale_cols = static_cast<i32>(std::max<int64_t>(problem_.act.scale_cols(k), 1));
     p.rows = positions;
-    p.a_div = args.layout == GroupedLayout::kRouted && !args.a_per_slot ? args.top_k : 1;
+    p.a_div = a_div;
     MoeGroupParams g{};
     g.tiles = list;
     g.code_stride = n;  // weight rows per expert in the map
@@ -155,6 +167,9 @@ class GroupedAct8Layer final : public PreparedGrouped {
     p.lda = static_cast<i32>(acts.ldq);
     DenseAct8Maps maps{};
     maps.w = w_map_;
+    if (c.sorted_rows)
+      QGEMM_RETURN_IF_ERROR(
+          encode_tma_bytes_sw128(acts.q, k, q_rows, acts.ldq, 128, c.block_n, &maps.a));
     return launch_clusters(kernel, static_cast<unsigned>((n + 127) / 128),
                            static_cast<unsigned>(tiles), 1, 1, 1, grouped_programmatic(problem_),
                            stream, p, maps, g);
@@ -167,6 +182,14 @@ class GroupedAct8Layer final : public PreparedGrouped {
   }
   DenseAct8Config config_for(const GroupedArgs& a) const {
     return config(std::max<int64_t>(grouped_rows_per_expert(a, experts_), 1));
+  }
+  /// Routed rows the tiles read in sorted order: the quantizer copies them so, one row per slot.
+  static bool sorts(const GroupedArgs& a, const DenseAct8Config& c) {
+    return c.sorted_rows && a.layout == GroupedLayout::kRouted;
+  }
+  /// Rows the layer quantizes: the input's, or one per slot in sorted order.
+  int64_t quantized_rows(const GroupedArgs& a, const DenseAct8Config& c) const {
+    return sorts(a, c) ? grouped_slots(a) : grouped_a_rows(a, experts_);
   }
   int64_t max_tiles(const GroupedArgs& a, const DenseAct8Config& c) const {
     return moe_max_tiles(a.layout, grouped_slots(a), experts_, c.block_n);

@@ -176,7 +176,7 @@ class GroupedJitLayer final : public PreparedGrouped {
 
     if (build_tiles)
       QGEMM_RETURN_IF_ERROR(launch_moe_tiles(
-          tiles_kernel_, args, experts_, c.block_m(), tiles, tile_list, positions,
+          tiles_kernel_, args, experts_, c.block_m(), tiles, tile_list, positions, nullptr,
           static_cast<int64_t>(problem_.n * out_bytes), problem_.device_info.multiprocessors,
           grouped_programmatic(problem_), stream));
 
@@ -269,7 +269,8 @@ int64_t grouped_rows_per_expert(const GroupedArgs& a, int64_t experts) {
 
 Status launch_moe_tiles(const LoadedKernel& kernel, const GroupedArgs& args, int64_t experts,
                         int block_m, int64_t tiles, MoeTile* list, int32_t* positions,
-                        int64_t row_bytes, int sms, bool programmatic, CUstream stream) {
+                        int32_t* order, int64_t row_bytes, int sms, bool programmatic,
+                        CUstream stream) {
   MoeTilesParams t{};
   t.layout = static_cast<i32>(args.layout == GroupedLayout::kRouted       ? MoeLayout::kRouted
                               : args.layout == GroupedLayout::kContiguous ? MoeLayout::kContiguous
@@ -285,6 +286,7 @@ Status launch_moe_tiles(const LoadedKernel& kernel, const GroupedArgs& args, int
   t.max_tiles = static_cast<i32>(tiles);
   t.tiles = list;
   t.positions = positions;
+  t.order = order;
   t.c = static_cast<u8*>(args.c);
   t.c_pitch = row_bytes;
   t.row_bytes = static_cast<i32>(row_bytes);

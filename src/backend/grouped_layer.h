@@ -62,11 +62,13 @@ int64_t grouped_rows_per_expert(const GroupedArgs& args, int64_t experts);
 
 /// Launches moe_tiles on `stream`: the call's tile list (`tiles` entries of `block_m`
 /// positions into `list`, the C row of each position into `positions`), and for the routed
-/// layout zeroes the C rows (`row_bytes` each) of slots no local expert takes.
+/// layout zeroes the C rows (`row_bytes` each) of slots no local expert takes. With `order`
+/// (routed, [slots]), the slot each row of a copy of A sorted by the list holds (-1 past them).
 /// `programmatic`: it may start while the kernel before it finishes (it waits for it first).
 Status launch_moe_tiles(const LoadedKernel& kernel, const GroupedArgs& args, int64_t experts,
                         int block_m, int64_t tiles, MoeTile* list, int32_t* positions,
-                        int64_t row_bytes, int sms, bool programmatic, CUstream stream);
+                        int32_t* order, int64_t row_bytes, int sms, bool programmatic,
+                        CUstream stream);
 
 /// Whether a grouped layer's kernels (and the MoE layer's own) launch programmatically: on
 /// sm_90+ where the options ask for it (LinearOptions::programmatic_launch) and QGEMM_NO_PDL

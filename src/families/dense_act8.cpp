@@ -151,7 +151,7 @@ std::string DenseAct8Config::to_string() const {
   static const char* const kAct[] = {"tensor", "token", "g128"};
   return str(int8 ? "int8" : "e4m3", " w:", kWeight[weight_scale], " a:", kAct[act_scale], " n",
              block_n, " s", stages, cluster_y > 1 ? str(" cy", cluster_y) : std::string(),
-             gathered ? " moe" : "", " -> ", out.name(), " ", arch);
+             gathered ? " moe" : "", sorted_rows ? " sorted" : "", " -> ", out.name(), " ", arch);
 }
 
 int DenseAct8Config::smem_bytes() const {
@@ -173,6 +173,7 @@ KernelSpec DenseAct8Config::spec() const {
                  gathered ? "moe_grouped/moe_grouped_act8.cuh" : "dense_act8/dense_act8.cuh",
                  "\"\nstruct Cfg {\n", "  static constexpr bool kInt8 = ", int8 ? "true" : "false",
                  ";\n", gathered ? "  static constexpr bool kGathered = true;\n" : "",
+                 sorted_rows ? "  static constexpr bool kSortedRows = true;\n" : "",
                  "  static constexpr int kBlockN = ", block_n, ";\n",
                  "  static constexpr int kClusterY = ", cluster_y, ";\n",
                  "  static constexpr int kStages = ", stages, ";\n",

@@ -25,6 +25,9 @@ struct DenseAct8Config {
   /// The grouped MoE family's tile (moe_grouped_act8_kernel): token rows gathered through a
   /// position list, one CTA per cluster, no K split.
   bool gathered = false;
+  /// A gathered tile whose rows the layer copied in position order first (the quantizer writes
+  /// them so), loaded by TMA as the dense tiles load theirs.
+  bool sorted_rows = false;
 
   /// The config for an n x k layer of these formats at m tokens on a GPU of `sms` SMs.
   static DenseAct8Config for_layer(const WeightFormat& weight, const ActFormat& act, DType out,

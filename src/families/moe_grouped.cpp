@@ -40,6 +40,10 @@ DenseAct8Config moe_grouped_act8_config(const WeightFormat& weight, const ActFor
                                                  device.multiprocessors);
   c.cluster_y = 1;
   c.gathered = true;
+  // NOTE: full tiles read their rows by TMA from a sorted copy the quantizer writes; rows copied
+  // 16 bytes at a time held the 128-token tiles to a fraction of the dense tile's rate
+  // (docs/design.md, "8-bit activations grouped").
+  c.sorted_rows = c.block_n >= 128;
   return c;
 }
 

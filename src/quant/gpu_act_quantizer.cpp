@@ -116,9 +116,22 @@ ActQuantParams GpuActQuantizer::params(const DeviceActs& acts, int64_t m, int64_
 
 Status GpuActQuantizer::quantize(const void* a, int64_t lda, int64_t m, int64_t k,
                                  const DeviceActs& out, void* scratch, CUstream stream) const {
+  return quantize_rows(a, lda, nullptr, 1, m, k, out, scratch, stream);
+}
+
+Status GpuActQuantizer::quantize_rows(const void* a, int64_t lda, const int32_t* src_rows,
+                                      int src_div, int64_t m, int64_t k, const DeviceActs& out,
+                                      void* scratch, CUstream stream) const {
   if (m <= 0) return Status();
+  if (src_rows != nullptr && (needs_amax(format_) || src_div < 1))
+    return invalid_argument(
+        str("GpuActQuantizer: gathered rows take token or group scales and a "
+            "divisor of 1 or more, not ",
+            format_.to_string(), " with divisor ", src_div));
   ActQuantParams p = params(out, m, k, lda);
   p.a = static_cast<const u16*>(a);
+  p.src_rows = src_rows;
+  p.src_div = src_div;
   p.amax = static_cast<u32*>(scratch);
   p.vec = k % 8 == 0 && lda % 8 == 0 && out.ldq % 8 == 0 &&
           reinterpret_cast<uintptr_t>(a) % 16 == 0 && reinterpret_cast<uintptr_t>(out.q) % 8 == 0;

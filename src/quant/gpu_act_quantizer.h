@@ -57,6 +57,11 @@ class GpuActQuantizer {
   /// Quantizes a [m][lda] (input type) into `out` on `stream`; `scratch` holds scratch_bytes().
   Status quantize(const void* a, int64_t lda, int64_t m, int64_t k, const DeviceActs& out,
                   void* scratch, CUstream stream) const;
+  /// Quantizes gathered rows into `out`'s m rows: row r from row src_rows[r] / src_div of a
+  /// (device memory, filled on the stream before), rows whose entry is negative left as they
+  /// are. Each row quantizes as it would in place (token and group scales only).
+  Status quantize_rows(const void* a, int64_t lda, const int32_t* src_rows, int src_div, int64_t m,
+                       int64_t k, const DeviceActs& out, void* scratch, CUstream stream) const;
   /// The input-type values of quantized activations, into out [m][ldo].
   Status dequantize(const DeviceActs& in, int64_t m, int64_t k, void* out, int64_t ldo,
                     CUstream stream) const;

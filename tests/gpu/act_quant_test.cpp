@@ -2,6 +2,7 @@
 // bit, for every activation format, both 16-bit input types, aligned and unaligned rows.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -114,6 +115,66 @@ TEST(ActQuantGpu, BitIdenticalToTheCpuQuantizer) {
 // activations widened to 16 bits where no 8-bit kernel takes the pair), from pre-quantized codes
 // and from 16-bit input the layer quantizes itself, and matches the reference built from the same
 // quantized operands; K = 1001 widens one element a thread (rows not 16-byte aligned).
+// Gathered rows (a grouped layer's sorted copy): row r quantizes input row src[r] / 2 exactly as
+// that row quantizes in place; rows marked -1 keep the poison.
+TEST(ActQuantGpu, GatheredRowsQuantizeAsInPlace) {
+  QGEMM_REQUIRE_GPU();
+  ASSERT_TRUE(use_device(0).ok());
+  const std::string arch = list_devices()[0].arch();
+  const Case cases[] = {{"e4m3/token", 37, 2048},
+                        {"e4m3/token", 11, 1001},
+                        {"e4m3/g128/fp32", 37, 1024},
+                        {"int8/token", 20, 520}};
+  auto driver = cuda_driver();
+  ASSERT_TRUE(driver.ok());
+  for (const Case& c : cases) {
+    SCOPED_TRACE(str(c.act, " M=", c.m, " K=", c.k));
+    const ActFormat f = *ActFormat::parse(c.act);
+    const DType input = DType::bf16();
+    const auto x = test_input(c.m, c.k, input, c.m * 7 + c.k);
+    auto want = quantize_activations(HostValues{x.data(), input, c.m * c.k}, c.m, c.k, f);
+    ASSERT_TRUE(want.ok()) << want.status().to_string();
+    // Slots of two per input row, out of order, a few unrouted (-1) past the end.
+    const int64_t rows = 2 * c.m + 5;
+    std::vector<int32_t> src(rows, -1);
+    for (int64_t r = 0; r < 2 * c.m; ++r) src[r] = static_cast<int32_t>((r * 7 + 3) % (2 * c.m));
+    src[4] = -1;
+    auto q = GpuActQuantizer::create(f, input, arch);
+    ASSERT_TRUE(q.ok()) << q.status().to_string();
+    const size_t ws_bytes = act_workspace_bytes(f, rows, c.k);
+    auto d_x = DeviceBuffer::upload(x.data(), x.size() * 2);
+    auto d_src = DeviceBuffer::upload(src.data(), src.size() * 4);
+    auto d_ws = DeviceBuffer::allocate(ws_bytes);
+    ASSERT_TRUE(d_x.ok() && d_src.ok() && d_ws.ok());
+    std::vector<uint8_t> ws(ws_bytes, 0xff);
+    ASSERT_EQ(CUDA_SUCCESS, (*driver)->cuMemcpyHtoD(d_ws->ptr(), ws.data(), ws_bytes));
+    void* scratch = nullptr;
+    const DeviceActs acts = carve_act_workspace(d_ws->get(), f, rows, c.k, &scratch);
+    ASSERT_TRUE(q->quantize_rows(d_x->get(), c.k, static_cast<const int32_t*>(d_src->get()), 2,
+                                 rows, c.k, acts, scratch, nullptr)
+                    .ok());
+    ASSERT_EQ(CUDA_SUCCESS, (*driver)->cuCtxSynchronize());
+    ASSERT_TRUE(d_ws->download(ws.data(), ws_bytes).ok());
+    const uint8_t* codes = ws.data() + (acts.q - static_cast<uint8_t*>(d_ws->get()));
+    const auto* scales = reinterpret_cast<const float*>(
+        ws.data() + (reinterpret_cast<uint8_t*>(acts.scales) - static_cast<uint8_t*>(d_ws->get())));
+    const int64_t cols = std::max<int64_t>(f.scale_cols(c.k), 1);
+    for (int64_t r = 0; r < rows; ++r) {
+      SCOPED_TRACE(str("row ", r, " from slot ", src[r]));
+      for (int64_t col = 0; col < c.k; ++col) {
+        const int want_code = src[r] < 0 ? 0xff : want->data[(src[r] / 2) * c.k + col];
+        ASSERT_EQ(want_code, codes[r * acts.ldq + col]) << "column " << col;
+      }
+      for (int64_t j = 0; j < cols; ++j) {
+        uint32_t got, expected = 0xffffffffu;
+        std::memcpy(&got, &scales[r * cols + j], 4);
+        if (src[r] >= 0) std::memcpy(&expected, &want->scales[(src[r] / 2) * cols + j], 4);
+        ASSERT_EQ(expected, got) << "scale " << j;
+      }
+    }
+  }
+}
+
 TEST(ActQuantGpu, QuantizedActivationsRunOnTheGpuAndMatchTheReference) {
   QGEMM_REQUIRE_GPU();
   for (const auto& [w, act] :
