@@ -42,7 +42,7 @@ struct MoeTilesParams {
   i32 max_tiles;          ///< entries of `tiles` (the GEMM launch's gridDim.y)
   MoeTile* tiles;         ///< [max_tiles]
   i32* positions;         ///< [max_tiles * block_m]: the row of C of each valid position
-  /// Routed, or null: [slots] the slot whose row row r of a sorted copy of A holds (experts in
+  /// Routed, or null: [slots] for row r of a sorted copy of A, the slot it holds (experts in
   /// order, each expert's slots as its positions), -1 from the routed slots' count on.
   i32* order;
   u8* c;                  ///< routed: [slots] output rows, those of unrouted slots zeroed
