@@ -363,20 +363,25 @@ struct DenseAct8 {
   }
 
   /// Split-K: publish this split's sums; the tile's last split to arrive replaces acc by the
-  /// sum of every split's (its own included) in split order and returns true.
-  static QGEMM_DEVICE bool sum_splits(const DenseAct8Params& p, const Work& w, const Smem& sm,
-                                      int wg, int warp, int lane, int ctid,
+  /// sum of every split's (its own included) in split order and returns true. Each split's sums
+  /// of a tile fill one slab of the partials in the accumulators' order, float4 j of consumer
+  /// thread t at j * 256 + t: stores and loads are whole lines of neighbouring threads, and the
+  /// last split issues a split's loads together (element by element, each element's loads waited
+  /// for the one before: the sum took most of a small-M launch).
+  static QGEMM_DEVICE bool sum_splits(const DenseAct8Params& p, const Smem& sm, int ctid,
                                       float (&acc)[4 * kFrags]) {
-    const i64 plane = static_cast<i64>(p.m) * p.n;
-    float* mine = p.partials + blockIdx.z * plane;
+    constexpr int kSlab = kRows * kBN / 4;  // float4s of one split's tile
+    const i64 tiles = static_cast<i64>(gridDim.x) * gridDim.y;
+    const i64 tile = static_cast<i64>(blockIdx.y) * gridDim.x + blockIdx.x;
+    float4* partials = reinterpret_cast<float4*>(p.partials) + tile * kSlab + ctid;
+    float4* mine = partials + blockIdx.z * tiles * kSlab;
 #pragma unroll
-    for (int i = 0; i < 4 * kFrags; ++i) {
-      const int row = row_of(w, wg, warp, lane, i), token = token_of(w, lane, i);
-      if (row < p.n && token < p.m) mine[static_cast<i64>(token) * p.n + row] = acc[i];
-    }
+    for (int j = 0; j < kFrags; ++j)
+      __stcg(mine + j * kConsumerThreads,
+             make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]));
     __threadfence();
     sync_consumers();
-    i32* counter = p.counters + blockIdx.y * gridDim.x + blockIdx.x;
+    i32* counter = p.counters + tile;
     if (ctid == 0) {
       const int arrived = atomicAdd(counter, 1);
       const bool last = arrived == static_cast<int>(gridDim.z) - 1;
@@ -387,13 +392,17 @@ struct DenseAct8 {
     if (!*sm.flag()) return false;
     __threadfence();
 #pragma unroll
-    for (int i = 0; i < 4 * kFrags; ++i) {
-      const int row = row_of(w, wg, warp, lane, i), token = token_of(w, lane, i);
-      float sum = 0.0f;
-      if (row < p.n && token < p.m)
-        for (int z = 0; z < static_cast<int>(gridDim.z); ++z)
-          sum += __ldcg(p.partials + z * plane + static_cast<i64>(token) * p.n + row);
-      acc[i] = sum;
+    for (int i = 0; i < 4 * kFrags; ++i) acc[i] = 0.0f;
+    for (int z = 0; z < static_cast<int>(gridDim.z); ++z) {
+      const float4* split = partials + z * tiles * kSlab;
+#pragma unroll
+      for (int j = 0; j < kFrags; ++j) {
+        const float4 v = __ldcg(split + j * kConsumerThreads);
+        acc[4 * j] += v.x;
+        acc[4 * j + 1] += v.y;
+        acc[4 * j + 2] += v.z;
+        acc[4 * j + 3] += v.w;
+      }
     }
     return true;
   }
@@ -443,7 +452,7 @@ struct DenseAct8 {
     // Clusters, gathered tiles and tiles of more than 128 tokens run unsplit (the host launches
     // them with gridDim.z = 1; summing the splits of 160 or more tokens would spill).
     if constexpr (kClusterY == 1 && !kGathered && kBN <= 128)
-      if (gridDim.z > 1 && !sum_splits(p, w, sm, wg, warp, lane, ctid, acc)) return;
+      if (gridDim.z > 1 && !sum_splits(p, sm, ctid, acc)) return;
     store_tile(p, w, sm, wg, warp, lane, ctid, acc, row_scale);
     if constexpr (kClusterY > 1) cluster_sync();
   }

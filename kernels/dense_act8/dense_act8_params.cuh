@@ -21,7 +21,7 @@ struct DenseAct8Params {
   const float* a_scale;
   const void* bias;  ///< [n] in the output type, or null
   void* c;           ///< [m][ldc] output
-  float* partials;   ///< [splits][m][n] when gridDim.z > 1
+  float* partials;   ///< [splits][CTA tiles][128 * kBlockN] when gridDim.z > 1
   i32* counters;     ///< one per (x, y) CTA tile, zero between launches, when gridDim.z > 1
   i32 m, n, k, ldc;
   i32 k_stages;  ///< 128-K stages along K; split z takes [z S / splits, (z + 1) S / splits)

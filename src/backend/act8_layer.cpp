@@ -71,8 +71,10 @@ class Act8Layer final : public PreparedLayer {
   size_t workspace_bytes(int64_t m) const override {
     const DenseAct8Config c = config(m);
     const int s = splits(c, m);
+    // Split partials: a slab of 128 rows x block_n tokens per split and CTA tile.
+    const int64_t tiles = (problem_.n + 127) / 128 * ((m + c.block_n - 1) / c.block_n);
     return align256(act_workspace_bytes(problem_.act, m, problem_.k)) +
-           (s > 1 ? static_cast<size_t>(s) * m * problem_.n * 4 : 0);
+           (s > 1 ? static_cast<size_t>(s * tiles * 128 * c.block_n) * 4 : 0);
   }
 
   Status run(const LinearArgs& args) const override {

@@ -22,6 +22,7 @@ TEST(DenseAct8Gpu, MatchesReference) {
   const Act8Case cases[] = {
       {"e4m3/channel/fp32", "e4m3/token", 333, 768},
       {"e4m3/channel/fp32", "e4m3/token", 256, 1000},  // K % 16 != 0: the layer re-pitches rows
+      {"e4m3/channel/fp32", "e4m3/token", 512, 4096},  // eight K splits up to M = 128
       {"e4m3/tensor/fp32", "e4m3/tensor", 520, 512},
       {"e4m3/b128x128/fp32", "e4m3/g128/fp32", 392, 1152},
       {"e4m3/b128x128/fp32", "e4m3/g128/fp32", 640, 512},  // unsplit: clusters from M = 129

@@ -22,7 +22,7 @@ TEST(DenseAct8, CompilesForEveryConfigWithoutSpills) {
                                                        {"e4m3/tensor/fp32", "e4m3/tensor"},
                                                        {"int8/channel/fp32", "int8/token"}};
   for (const auto& [w, a] : pairs)
-    for (int64_t m : {1, 16, 32, 64, 4096})
+    for (int64_t m : {1, 16, 32, 64, 128, 4096})
       for (DType out : {DType::bf16(), DType::fp32()})
         specs.push_back(DenseAct8Config::for_layer(*WeightFormat::parse(w), *ActFormat::parse(a),
                                                    out, "sm_90a", m, 8192, 8192, 132)
