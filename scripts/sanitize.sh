@@ -45,6 +45,8 @@ odd_shape|--weight e4m3/b128x128/fp32 --m 33 --n 4100 --k 2048 --bias
 act8_fp8_token|--weight e4m3/channel/fp32 --act e4m3/token --m 200 --n 1000 --k 1000
 act8_fp8_block|--weight e4m3/b128x128/fp32 --act e4m3/g128/fp32 --m 7 --n 640 --k 1024
 act8_int8_token|--weight int8/channel/fp32 --act int8/token --m 64 --n 520 --k 1536 --bias
+act_widened_w4a8|--weight int4/g128/bf16 --act e4m3/token --m 70 --n 520 --k 1024
+act_two_pass_nvfp4|--weight nvfp4 --act nvfp4 --m 33 --n 512 --k 1024
 moe_routed_decode|--weight int4/g128/bf16 --experts 8 --topk 2 --m 3 --n 1000 --k 1024 --reduce
 moe_routed_tma|--weight int4/g128/bf16 --experts 4 --topk 2 --m 600 --n 512 --k 1024
 moe_routed_act8|--weight e4m3/channel/fp32 --act e4m3/token --experts 4 --topk 2 --m 300 --n 640 --k 768
