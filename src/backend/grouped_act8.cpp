@@ -162,7 +162,8 @@ class GroupedAct8Layer final : public PreparedGrouped {
     g.code_stride = n;  // weight rows per expert in the map
     g.scale_stride = scale_stride_;
     g.bias_stride = static_cast<i64>(n * out_bytes);
-    // The weights through their map; the gathered rows of A by cp.async (DenseAct8::produce).
+    // The weights through their map; the gathered rows of A by cp.async (DenseAct8::produce),
+    // or sorted rows through a map of their own.
     p.a_codes = static_cast<const u8*>(acts.q);
     p.lda = static_cast<i32>(acts.ldq);
     DenseAct8Maps maps{};

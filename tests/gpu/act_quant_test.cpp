@@ -111,10 +111,6 @@ TEST(ActQuantGpu, BitIdenticalToTheCpuQuantizer) {
     }
 }
 
-// Every activation format runs on the jit backend (the 8-bit kernels, or the weight-only tiles on
-// activations widened to 16 bits where no 8-bit kernel takes the pair), from pre-quantized codes
-// and from 16-bit input the layer quantizes itself, and matches the reference built from the same
-// quantized operands; K = 1001 widens one element a thread (rows not 16-byte aligned).
 // Gathered rows (a grouped layer's sorted copy): row r quantizes input row src[r] / 2 exactly as
 // that row quantizes in place; rows marked -1 keep the poison.
 TEST(ActQuantGpu, GatheredRowsQuantizeAsInPlace) {
@@ -175,6 +171,10 @@ TEST(ActQuantGpu, GatheredRowsQuantizeAsInPlace) {
   }
 }
 
+// Every activation format runs on the jit backend (the 8-bit kernels, or the weight-only tiles on
+// activations widened to 16 bits where no 8-bit kernel takes the pair), from pre-quantized codes
+// and from 16-bit input the layer quantizes itself, and matches the reference built from the same
+// quantized operands; K = 1001 widens one element a thread (rows not 16-byte aligned).
 TEST(ActQuantGpu, QuantizedActivationsRunOnTheGpuAndMatchTheReference) {
   QGEMM_REQUIRE_GPU();
   for (const auto& [w, act] :
