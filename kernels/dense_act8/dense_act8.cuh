@@ -53,8 +53,15 @@ struct DenseAct8 {
   static constexpr bool kWeightBlocks = Cfg::kWeightScale == 2;
   static constexpr bool kActGroups = Cfg::kActScale == 2;
   static constexpr bool kStageScales = kWeightBlocks || kActGroups;
-  // Per stage: kBN activation scales and the weight block's scale.
-  static constexpr int kScaleFloats = kBN + 4;
+  // Per stage: each token's factor (its activation scale times the weight block's), in runs
+  // of kScaleRun floats, one per consumer lane % 4, then the weight block's scale.
+  static constexpr int kScaleRun = dense_act8_scale_run(kBN);
+  static constexpr int kScaleFloats = dense_act8_scale_floats(kBN);
+  /// Slot index of token t's factor: lane % 4 = (t % 8) / 2 reads its run (8 j + 2 (lane % 4) +
+  /// h for fragment j and half h) from 2 j + h on.
+  static QGEMM_HOST_DEVICE constexpr int scale_index(int t) {
+    return (t % 8) / 2 * kScaleRun + 2 * (t / 8) + t % 2;
+  }
   static constexpr int kThreads = 384;
   static constexpr int kConsumerThreads = 256;
   // + 1024: the launch aligns dynamic shared memory less than the swizzle needs; run() rounds
@@ -171,15 +178,19 @@ struct DenseAct8 {
       }
       if constexpr (kStageScales) {
         float* slot = sm.scales(s);
+        const float block = kWeightBlocks ? p.w_scale[(w.n0 / 128) * p.w_scale_cols + kb] : 1.0f;
+        // NOTE: the factors are multiplied here, and laid out so a consumer lane reads its own
+        // in 16-byte loads: per element, they were the promotion's largest cost.
         if constexpr (kActGroups)
           for (int t = tid; t < kBN; t += 128) {
             const int token = w.m0 + t;
-            slot[t] = token < p.m
-                          ? p.a_scale[static_cast<i64>(a_row(p, token)) * p.a_scale_cols + kb]
-                          : 0.0f;
+            const float a = token < p.m
+                                ? p.a_scale[static_cast<i64>(a_row(p, token)) * p.a_scale_cols + kb]
+                                : 0.0f;
+            slot[scale_index(t)] = kWeightBlocks ? a * block : a;
           }
         if constexpr (kWeightBlocks)
-          if (tid == 0) slot[kBN] = p.w_scale[(w.n0 / 128) * p.w_scale_cols + kb];
+          if (tid == 0) slot[kScaleFloats - 4] = block;
         mbarrier_arrive(&sm.full()[s]);
       }
     }
@@ -202,13 +213,24 @@ struct DenseAct8 {
   /// acc += this stage's sums (times its block scales).
   static QGEMM_DEVICE void promote(float (&acc)[4 * kFrags], const Acc8<kFrags>& part,
                                    const float* slot, int lane) {
-    const float w = kWeightBlocks ? slot[kBN] : 1.0f;
+    float f_run[kActGroups ? kScaleRun - 4 : 1];
+    if constexpr (kActGroups) {
+      const float4* run = reinterpret_cast<const float4*>(slot + (lane % 4) * kScaleRun);
+#pragma unroll
+      for (int q = 0; q < (kScaleRun - 4) / 4; ++q) {
+        const float4 v = run[q];
+        f_run[4 * q] = v.x;
+        f_run[4 * q + 1] = v.y;
+        f_run[4 * q + 2] = v.z;
+        f_run[4 * q + 3] = v.w;
+      }
+    }
+    const float w = kWeightBlocks && !kActGroups ? slot[kScaleFloats - 4] : 1.0f;
 #pragma unroll
     for (int j = 0; j < kFrags; ++j)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int token = 8 * j + 2 * (lane % 4) + h;
-        const float f = kActGroups ? w * slot[token] : w;
+        const float f = kActGroups ? f_run[2 * j + h] : w;
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
           const int i = 4 * j + 2 * r + h;

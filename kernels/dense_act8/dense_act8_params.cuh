@@ -13,6 +13,17 @@ struct DenseAct8Maps {
   TmaMap w, a;
 };
 
+/// Floats of one stage's scale slot for a tile of `block_n` tokens: each consumer lane's factors
+/// in one run of 2 block_n / 8 (rounded up to 4 for 16-byte loads, plus 4 so the four runs a
+/// load instruction reads start in different banks), four runs (lane % 4), then the weight
+/// block's scale.
+QGEMM_HOST_DEVICE constexpr int dense_act8_scale_run(int block_n) {
+  return (block_n / 4 + 3) / 4 * 4 + 4;
+}
+QGEMM_HOST_DEVICE constexpr int dense_act8_scale_floats(int block_n) {
+  return 4 * dense_act8_scale_run(block_n) + 4;
+}
+
 /// Kernel arguments (passed by value). Scales are fp32:
 ///   w_scale: channel [n], tensor [1], or 128 x 128 blocks [ceil(n / 128)][w_scale_cols]
 ///   a_scale: token [m], tensor [1], or groups of 128 [m][a_scale_cols]

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "dense_act8/dense_act8_params.cuh"
 #include "util/error.h"
 #include "util/settings.h"
 
@@ -155,7 +156,7 @@ std::string DenseAct8Config::to_string() const {
 }
 
 int DenseAct8Config::smem_bytes() const {
-  const int stage = 128 * 128 + block_n * 128 + (block_n + 4) * 4;
+  const int stage = 128 * 128 + block_n * 128 + dense_act8_scale_floats(block_n) * 4;
   return stages * stage + 2 * stages * 8 + 16 + block_n * 8 + 1024;
 }
 

@@ -66,9 +66,9 @@ const MmaTile kSmallNTile = {.warps_n = 4,
 // tokens instead of 128, so it is faster per token than the 128-token tile. It takes codes in
 // 64-K units (4 and 8 bits), and in 128-K units (2 and 6 bits) as two batches of a one-unit
 // stage, with bf16 in and out (docs/design.md, "256-token tile for 2- and 6-bit codes"). At 129-256
-// tokens it runs as two K splits summed in a cluster, which pays except where its grid is small
-// (wide_token_tile_fills). At 257-384 tokens the 128-token tile's three token tiles beat its two
-// (docs/design.md, "256-token prescaled tiles").
+// tokens it runs as two or three K splits summed in a cluster, which pays except where its grid
+// is small (wide_token_tile_fills). At 257-384 tokens the 128-token tile's three token tiles beat
+// its two (docs/design.md, "256-token prescaled tiles").
 const MmaTile kWideTokenTile = {.warps_n = 8,
                                 .frags_m = 32,
                                 .stages = 6,
@@ -119,20 +119,21 @@ int64_t medium_bucket_max_m(const GemmProblem& p) {
 }
 
 // Whether the 256-token tile's launch at 256 tokens (one token tile, the K splits mma_splits
-// gives it, at most two) fills the GPU: its last wave 3/4 full (one CTA per SM), or 1.5 waves
-// or more.
+// gives it, at most three) fills the GPU: its last wave 3/4 full (one CTA per SM), or 1.5 waves
+// or more. Layers of 40 CTAs along N (N = 5120) run three splits (docs/design.md, "129-256
+// tokens on layers of 40-48 weight tiles").
 // NOTE: the last wave counts, not only the size of the grid: the recipe's qkv layer (10240 x
 // 8192: 80 such CTAs unsplit, 61% of a wave) and 4096^2 (32 x 5 splits, 1.2 waves) run slower
 // on this tile than on the 128-token tile (whose partial wave takes the tail split), while
 // 8192^2 (2 splits, 0.97 waves), 14336 x 4096 (0.85), 28672 x 8192 (1.7 waves) and 57344 x 8192
-// (3.4 waves) run faster (docs/design.md, "256-token prescaled tiles"). More splits sum 128 KB
-// partial tiles over larger clusters: 4096^2 (32 x 4 splits) stays on 128 tokens.
+// (3.4 waves) run faster (docs/design.md, "256-token prescaled tiles"). Four or more splits sum
+// 128 KB partial tiles over larger clusters: 4096^2 (32 x 4 splits) stays on 128 tokens.
 bool wide_token_tile_fills(const MmaGemmConfig& wide, const GemmProblem& p) {
   const int64_t sms = p.device.multiprocessors;
   const int splits = mma_splits(wide, kWideTokenSplitMaxM, p.n, p.k, p.device);
   const int64_t ctas = ctas_along_n(kWideTokenTile, p.n) * splits;
   const int64_t last_wave = ctas - (ctas - 1) / sms * sms;  // 1..sms
-  return splits <= 2 && (ctas * 2 >= sms * 3 || last_wave * 4 >= sms * 3);
+  return splits <= 3 && (ctas * 2 >= sms * 3 || last_wave * 4 >= sms * 3);
 }
 
 // A bucket tile adjusted to the layer's format: the wgmma tile of float zero points with wide

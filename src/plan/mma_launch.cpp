@@ -110,8 +110,7 @@ int mma_split_cluster(const MmaGemmConfig& config, int splits, double wave_fill)
   // in a cluster"). Of the mma.sync decode tiles (2-4 CTAs per SM) only the 8-token tile split
   // in two gains, on grids of up to kDecodePairMaxWaveFill of a wave (docs/design.md,
   // "decode splits in pairs"). Clusters of three or four decode CTAs lose, and so does the
-  // 16-token tile in pairs at nearly a whole wave. Pairs of a grid that fills most of a wave are
-  // untested and keep the global fix-up.
+  // 16-token tile in pairs at nearly a whole wave.
   const bool enabled = settings().split_cluster;
   const bool decode_pair = !config.wgmma && config.block_m() <= 8 && splits == 2 && wave_fill > 0 &&
                            wave_fill <= kDecodePairMaxWaveFill;

@@ -31,9 +31,9 @@ int mma_splits(const MmaGemmConfig& config, int64_t m, int64_t n, int64_t k,
                const DeviceInfo& device, int registers = 0, bool programmatic = false);
 
 /// The 8-token decode tile's two splits go to a cluster pair up to this share of a wave (the
-/// launch's CTAs over those the GPU holds at once): pairs gain up to 0.65, the fullest tried
-/// (mma_split_cluster).
-inline constexpr double kDecodePairMaxWaveFill = 0.7;
+/// launch's CTAs over those the GPU holds at once): a whole one (mma_split_cluster;
+/// docs/design.md, "decode splits in pairs").
+inline constexpr double kDecodePairMaxWaveFill = 1.0;
 
 /// CTAs per thread-block cluster along the K splits: `splits` when the kernel sums them in a
 /// cluster's shared memory, else 1 (the global fix-up). On sm_90a: warp-specialized tiles with

@@ -64,8 +64,9 @@ TEST(DenseWgmmaPolicy, HopperWsTilesPrescaleWhereItPaysAndTheMediumBucketEndsBy6
 }
 
 // Hopper's 256-token prescaled tile (4- and 8-bit codes, bf16 in and out, no float zero points)
-// runs 385 tokens and more below the hand-off, and 129..256 as two K splits where that grid
-// fills 3/4 of the SMs (8192 rows: 64 x 2 CTAs; 4096 rows: 32 x 2 do not); the 128-token tile
+// runs 385 tokens and more below the hand-off, and 129..256 as two or three K splits where that
+// grid fills 3/4 of the SMs (8192 rows: 64 x 2 CTAs; 5120 rows: 40 x 3; 4096 rows: 32 x 4 do
+// not); the 128-token tile
 // keeps 65..128 and 257..384 (three token tiles beat two of 256 there).
 TEST(DenseWgmmaPolicy, HopperTakesTheWideTokenTileAbove384AndWhereItsSplitsFillTheGpu) {
   const DeviceInfo h200 = *device_preset("h200");
@@ -87,7 +88,8 @@ TEST(DenseWgmmaPolicy, HopperTakesTheWideTokenTileAbove384AndWhereItsSplitsFillT
     for (int64_t m : {64, 128, 257, 384}) EXPECT_FALSE(wide(p, m)) << "M=" << m;
     EXPECT_EQ(entry_for(p, 300).config.frags_m, 16);
     p = plan(w, 4096, bf16, bf16);
-    EXPECT_FALSE(wide(p, 256)) << "4096 rows: 64 split CTAs do not fill the GPU";
+    EXPECT_FALSE(wide(p, 256)) << "4096 rows: four splits in clusters of four";
+    EXPECT_TRUE(wide(plan(w, 5120, bf16, bf16), 160)) << "5120 rows: 120 CTAs of three splits";
     EXPECT_TRUE(wide(p, 385));
     // The last wave counts: 80 unsplit CTAs (61% of the SMs) do not fill it; 224 (1.7 waves)
     // and 448 (3.4) do.

@@ -60,7 +60,8 @@ TEST(MmaLaunch, SplitClustersForWarpSpecializedAndPairedDecodeHopperTiles) {
   ASSERT_EQ(decode8.block_m(), 8);
   EXPECT_EQ(2, mma_split_cluster(decode8, 2, 0.5)) << "8-token tile in pairs, half a wave";
   EXPECT_EQ(2, mma_split_cluster(decode8, 2, kDecodePairMaxWaveFill));
-  EXPECT_EQ(1, mma_split_cluster(decode8, 2, 0.97)) << "a nearly full wave: not measured";
+  EXPECT_EQ(2, mma_split_cluster(decode8, 2, 0.97)) << "a nearly full wave";
+  EXPECT_EQ(1, mma_split_cluster(decode8, 2, 1.2)) << "past one wave";
   EXPECT_EQ(1, mma_split_cluster(decode8, 2)) << "wave fill not known";
   EXPECT_EQ(1, mma_split_cluster(decode8, 3, 0.5)) << "8-token tile in threes";
   EXPECT_EQ(1, mma_split_cluster(decode8, 4, 0.5)) << "8-token tile in fours";
