@@ -16,6 +16,7 @@
 
 #if !defined(__CUDACC_RTC__) && !defined(__CUDACC__)
 #include <cmath>
+#include <cstring>
 #endif
 
 namespace qgemm {
@@ -85,6 +86,25 @@ QGEMM_HOST_DEVICE float act_round_float(float x, const ActCode& t) {
   return ldexpf(rintf(ldexpf(x, shift)), -shift);
 }
 
+/// act_round_float(x, t) for a scale type t; on sm_89+ e4m3 by the hardware conversions (the
+/// same rounding: nearest, ties to even, saturating at 448, subnormals down to 2^-9).
+QGEMM_HOST_DEVICE float act_round_scale(float x, const ActCode& t) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  // NOTE: NVFP4's e4m3 block scale, rounded per 16 elements, cost the quantizer as much as
+  // encoding them.
+  if (t.kind == ActCode::kFloat && t.bits == 8 && t.exp_bits == 4 && t.flavor == 1) {
+    u16 code;
+    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(code) : "f"(0.0f), "f"(x));
+    u32 halves;
+    asm("cvt.rn.f16x2.e4m3x2 %0, %1;\n" : "=r"(halves) : "h"(code));
+    float r;
+    asm("cvt.f32.f16 %0, %1;\n" : "=f"(r) : "h"(static_cast<u16>(halves & 0xffffu)));
+    return r;
+  }
+#endif
+  return act_round_float(x, t);
+}
+
 /// The scale of a block whose largest magnitude is amax, for elements `elem` and scales of
 /// type `scale` (fp32, fp16, bf16, e4m3 or ue8m0).
 QGEMM_HOST_DEVICE float act_scale(float amax, const ActCode& elem, const ActCode& scale) {
@@ -97,7 +117,7 @@ QGEMM_HOST_DEVICE float act_scale(float amax, const ActCode& elem, const ActCode
     return ldexpf(1.0f, e);
   }
   float s = QGEMM_FDIV(amax, act_range(elem));
-  if (!(scale.kind == ActCode::kFloat && scale.bits == 32)) s = act_round_float(s, scale);
+  if (!(scale.kind == ActCode::kFloat && scale.bits == 32)) s = act_round_scale(s, scale);
   if (s == 0.0f) {  // underflow: the smallest positive value of the scale type
     const int bias = (1 << (scale.exp_bits - 1)) - 1;
     s = ldexpf(1.0f, 1 - bias - scale.man_bits);
@@ -112,15 +132,40 @@ QGEMM_HOST_DEVICE float act_global_scale(float amax, const ActCode& elem, const 
   return g > 0.0f ? g : 1.0f;
 }
 
-/// The e2m1 code of |q| (finite, >= 0): act_round_float's nearest-even rounding written as the
-/// seven midpoints between 0, 0.5, 1, 1.5, 2, 3, 4 and 6, a midpoint going to the even code (to
-/// 0, 1, 2, 4 rather than 0.5, 1.5, 3, 6). The same code as act_encode_float for every |q|.
+/// The bits of a float, and the float of bits (host and device).
+QGEMM_HOST_DEVICE u32 act_float_bits(float x) {
+#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
+  return __float_as_uint(x);
+#else
+  u32 u;
+  std::memcpy(&u, &x, sizeof u);
+  return u;
+#endif
+}
+QGEMM_HOST_DEVICE float act_bits_float(u32 u) {
+#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
+  return __uint_as_float(u);
+#else
+  float x;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+#endif
+}
+
+/// The e2m1 code of |q| (finite, >= 0): act_round_float's nearest-even rounding, saturating at
+/// 6. The same code as act_encode_float for every |q|.
 QGEMM_HOST_DEVICE u32 act_encode_e2m1_magnitude(float x) {
-  // NOTE: e2m1 has no hardware conversion before sm_100; the generic float rounding's frexp and
-  // ldexp steps made the NVFP4 quantizer arithmetic-bound.
-  return static_cast<u32>(x > 0.25f) + static_cast<u32>(x >= 0.75f) + static_cast<u32>(x > 1.25f) +
-         static_cast<u32>(x >= 1.75f) + static_cast<u32>(x > 2.5f) + static_cast<u32>(x >= 3.5f) +
-         static_cast<u32>(x > 5.0f);
+  // NOTE: e2m1 has no hardware conversion before sm_100, and the generic rounding's frexp and
+  // ldexp steps (then seven midpoint compares) made the NVFP4 quantizer arithmetic-bound. One
+  // IEEE addition rounds instead: e2m1's values are spaced 0.5 below 2, 1 up to 4 and 2 up to 6,
+  // the units in the last place of 2^22, 2^23 and 2^24, so x + that power of two is x rounded to
+  // the format, ties to the even step, which is the even code. The steps above the power's bits
+  // count from the binade's first code (0, 4 = 2.0, 6 = 4.0): step n of binade b is code n + 2b.
+  x = x < 6.0f ? x : 6.0f;
+  const u32 binade = static_cast<u32>(x >= 2.0f) + static_cast<u32>(x >= 4.0f);
+  const u32 magic = 0x4a800000u + (binade << 23);  // 2^(22 + binade)
+  const float rounded = x + act_bits_float(magic);
+  return act_float_bits(rounded) - magic + 2 * binade;
 }
 
 /// The code of the float q in float type t: nearest (ties to even), saturating.
