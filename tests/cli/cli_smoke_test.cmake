@@ -121,3 +121,14 @@ if(NOT rc EQUAL 0 OR NOT stdout MATCHES "M=1 +1 rows per expert hit: .* moe sm_9
    OR NOT stdout MATCHES "M=4096 +1024 rows per expert hit: .* ws .* moe sm_90a")
   message(FATAL_ERROR "qgemm plan --experts exited with ${rc}\n${stdout}\n${stderr}")
 endif()
+
+# A grouped pair without 8-bit tiles (W4A8) plans its widened weight-only tiles, not dense_act8's.
+execute_process(
+  COMMAND ${QGEMM} plan --arch sm_90a --n 4096 --k 7168 --weight int4/g128/bf16 --act e4m3/token
+          --experts 256 --topk 8 --m 1,4096
+  RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
+if(NOT rc EQUAL 0 OR NOT stdout MATCHES "activations widened to bf16"
+   OR NOT stdout MATCHES "M=4096 +128 rows per expert hit: int4/g128:bf16 bf16->bf16 .* moe sm_90a"
+   OR stdout MATCHES "e4m3 w:")
+  message(FATAL_ERROR "qgemm plan --experts --act e4m3/token exited with ${rc}\n${stdout}\n${stderr}")
+endif()

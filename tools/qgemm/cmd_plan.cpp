@@ -64,16 +64,23 @@ int plan_grouped(const PlanOptions& o, LayerProblem p) {
     return 0;
   }
   std::printf("backend  jit: one tile-list kernel, then one gathered GEMM launch per call\n");
+  // Quantized activations run on the 8-bit tiles where they take the pair, else widened to the
+  // 16-bit input type on the weight-only tiles (as build_grouped_jit).
+  const bool act8 = p.act.is_quantized() && grouped_act8_support(p).ok;
+  if (p.act.is_quantized() && !act8)
+    std::printf("         activations widened to %s, then the weight-only tiles\n",
+                p.input.name().c_str());
   std::vector<MmaPlanEntry> plan;
-  if (!p.act.is_quantized()) {
-    auto planned = plan_moe_grouped(p.n, p.k, p.weight, p.act.type, p.out, p.device_info);
+  if (!act8) {
+    const DType input = p.act.is_quantized() ? p.input : p.act.type;
+    auto planned = plan_moe_grouped(p.n, p.k, p.weight, input, p.out, p.device_info);
     if (!planned) return fail(planned.status());
     plan = std::move(*planned);
   }
   for (int64_t m : o.m) {
     const int64_t rows = moe_rows_per_expert(m * o.top_k, o.experts);
     std::string tile;
-    if (p.act.is_quantized()) {
+    if (act8) {
       tile = moe_grouped_act8_config(p.weight, p.act, p.out, p.device_info, rows, p.n, p.k)
                  .to_string();
     } else {
