@@ -132,24 +132,17 @@ QGEMM_HOST_DEVICE float act_global_scale(float amax, const ActCode& elem, const 
   return g > 0.0f ? g : 1.0f;
 }
 
-/// The bits of a float, and the float of bits (host and device).
-QGEMM_HOST_DEVICE u32 act_float_bits(float x) {
+/// The bits of x as another type of its size (a float's bits, the float of bits), host and device.
+template <class To, class From>
+QGEMM_HOST_DEVICE To act_bit_cast(From x) {
+  static_assert(sizeof(To) == sizeof(From), "same size");
+  To y;
 #if defined(__CUDACC_RTC__) || defined(__CUDACC__)
-  return __float_as_uint(x);
+  memcpy(&y, &x, sizeof y);
 #else
-  u32 u;
-  std::memcpy(&u, &x, sizeof u);
-  return u;
+  std::memcpy(&y, &x, sizeof y);
 #endif
-}
-QGEMM_HOST_DEVICE float act_bits_float(u32 u) {
-#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
-  return __uint_as_float(u);
-#else
-  float x;
-  std::memcpy(&x, &u, sizeof x);
-  return x;
-#endif
+  return y;
 }
 
 /// The e2m1 code of |q| (finite, >= 0): act_round_float's nearest-even rounding, saturating at
@@ -164,8 +157,8 @@ QGEMM_HOST_DEVICE u32 act_encode_e2m1_magnitude(float x) {
   x = x < 6.0f ? x : 6.0f;
   const u32 binade = static_cast<u32>(x >= 2.0f) + static_cast<u32>(x >= 4.0f);
   const u32 magic = 0x4a800000u + (binade << 23);  // 2^(22 + binade)
-  const float rounded = x + act_bits_float(magic);
-  return act_float_bits(rounded) - magic + 2 * binade;
+  const float rounded = x + act_bit_cast<float>(magic);
+  return act_bit_cast<u32>(rounded) - magic + 2 * binade;
 }
 
 /// The code of the float q in float type t: nearest (ties to even), saturating.
