@@ -205,11 +205,11 @@ TEST(BenchRecipeTest, CommittedRecipesParse) {
         << p.name;
   }
 
-  // The MoE recipe: each model's two grouped GEMMs (DeepSeek-V3 also in two FP8 forms), w13
-  // with N = 2 x w2's K.
+  // The MoE recipe: each model's two grouped GEMMs (DeepSeek-V3 also in two FP8 forms and
+  // W4A8), w13 with N = 2 x w2's K.
   Expected<Recipe> moe = load_recipe((root / "bench/recipes/moe.yaml").string());
   ASSERT_TRUE(moe.ok()) << moe.status().to_string();
-  ASSERT_EQ(moe->problems.size(), 12u);
+  ASSERT_EQ(moe->problems.size(), 14u);
   for (size_t i = 0; i < moe->problems.size(); i += 2) {
     const BenchProblem& w13 = moe->problems[i];
     const BenchProblem& w2 = moe->problems[i + 1];
@@ -221,6 +221,7 @@ TEST(BenchRecipeTest, CommittedRecipesParse) {
   }
   EXPECT_EQ(moe->problems[0].experts, 256);
   EXPECT_EQ(moe->problems[0].top_k, 8);
+  EXPECT_EQ(moe->problems[12].act, "e4m3/token") << "W4A8";
 }
 
 // The grid recipe samples the grid by a fixed rule: every format sees every M value once, on one
