@@ -55,6 +55,7 @@ struct DenseAct8 {
   static constexpr bool kStageScales = kWeightBlocks || kActGroups;
   // Per stage: each token's factor (its activation scale times the weight block's), in runs
   // of kScaleRun floats, one per consumer lane % 4, then the weight block's scale.
+  static constexpr int kScaleLoads = dense_act8_scale_loads(kBN);
   static constexpr int kScaleRun = dense_act8_scale_run(kBN);
   static constexpr int kScaleFloats = dense_act8_scale_floats(kBN);
   /// Slot index of token t's factor: lane % 4 = (t % 8) / 2 reads its run (8 j + 2 (lane % 4) +
@@ -213,11 +214,11 @@ struct DenseAct8 {
   /// acc += this stage's sums (times its block scales).
   static QGEMM_DEVICE void promote(float (&acc)[4 * kFrags], const Acc8<kFrags>& part,
                                    const float* slot, int lane) {
-    float f_run[kActGroups ? kScaleRun - 4 : 1];
+    float f_run[kActGroups ? 4 * kScaleLoads : 1];
     if constexpr (kActGroups) {
       const float4* run = reinterpret_cast<const float4*>(slot + (lane % 4) * kScaleRun);
 #pragma unroll
-      for (int q = 0; q < (kScaleRun - 4) / 4; ++q) {
+      for (int q = 0; q < kScaleLoads; ++q) {
         const float4 v = run[q];
         f_run[4 * q] = v.x;
         f_run[4 * q + 1] = v.y;

@@ -13,12 +13,17 @@ struct DenseAct8Maps {
   TmaMap w, a;
 };
 
-/// Floats of one stage's scale slot for a tile of `block_n` tokens: each consumer lane's factors
-/// in one run of 2 block_n / 8 (rounded up to 4 for 16-byte loads, plus 4 so the four runs a
-/// load instruction reads start in different banks), four runs (lane % 4), then the weight
-/// block's scale.
+/// A stage's scale slot for a tile of `block_n` tokens: each consumer lane's 2 block_n / 8 token
+/// factors in one run of 16-byte loads (dense_act8_scale_loads), four runs (lane % 4), then the
+/// weight block's scale. A run is one load longer than its factors, two where a run of a
+/// multiple of four loads would put runs 0 and 2, which one load instruction reads together, on
+/// the same banks.
+QGEMM_HOST_DEVICE constexpr int dense_act8_scale_loads(int block_n) {
+  return (block_n / 4 + 3) / 4;
+}
 QGEMM_HOST_DEVICE constexpr int dense_act8_scale_run(int block_n) {
-  return (block_n / 4 + 3) / 4 * 4 + 4;
+  const int loads = dense_act8_scale_loads(block_n) + 1;
+  return 4 * (loads % 4 == 0 ? loads + 1 : loads);
 }
 QGEMM_HOST_DEVICE constexpr int dense_act8_scale_floats(int block_n) {
   return 4 * dense_act8_scale_run(block_n) + 4;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "dense_act8/dense_act8_params.cuh"
 #include "jit/compiler.h"
 #include "jit_test_util.h"
 
@@ -45,6 +46,24 @@ TEST(DenseAct8, CompilesForEveryConfigWithoutSpills) {
         std::printf("%-50s %3d registers, %6d bytes smem\n", spec.config.c_str(),
                     k.resources.registers, spec.dynamic_smem);
       }));
+}
+
+// A stage's scale slot holds each consumer lane's 2 x block_n / 8 token factors in one run of
+// 16-byte loads; the four runs (lane % 4) that one load instruction reads start in different
+// 4-bank groups, and the weight block's scale follows them.
+TEST(DenseAct8, StageScaleRunsFitEachLaneAndStartInDistinctBanks) {
+  for (int block_n = 8; block_n <= 256; block_n += 8) {
+    SCOPED_TRACE(block_n);
+    const int run = dense_act8_scale_run(block_n);
+    EXPECT_EQ(run % 4, 0);
+    EXPECT_GE(4 * dense_act8_scale_loads(block_n), block_n / 4) << "the lane's factors";
+    EXPECT_GT(run, 4 * dense_act8_scale_loads(block_n)) << "padded";
+    EXPECT_EQ(dense_act8_scale_floats(block_n), 4 * run + 4);
+    std::vector<int> groups;
+    for (int q = 0; q < 4; ++q) groups.push_back(q * run % 32 / 4);
+    std::sort(groups.begin(), groups.end());
+    EXPECT_EQ(std::unique(groups.begin(), groups.end()), groups.end());
+  }
 }
 
 TEST(DenseAct8, PolicyTilesByMAndFillsAWave) {
