@@ -66,8 +66,7 @@ TEST(DenseWgmmaPolicy, HopperWsTilesPrescaleWhereItPaysAndTheMediumBucketEndsBy6
 // Hopper's 256-token prescaled tile (4- and 8-bit codes, bf16 in and out, no float zero points)
 // runs 385 tokens and more below the hand-off, and 129..256 as two or three K splits where that
 // grid fills 3/4 of the SMs (8192 rows: 64 x 2 CTAs; 5120 rows: 40 x 3; 4096 rows: 32 x 4 do
-// not); the 128-token tile
-// keeps 65..128 and 257..384 (three token tiles beat two of 256 there).
+// not); the 128-token tile keeps 65..128 and 257..384 (three token tiles beat two of 256 there).
 TEST(DenseWgmmaPolicy, HopperTakesTheWideTokenTileAbove384AndWhereItsSplitsFillTheGpu) {
   const DeviceInfo h200 = *device_preset("h200");
   const DType bf16 = DType::bf16(), fp16 = DType::fp16();

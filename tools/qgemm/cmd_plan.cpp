@@ -10,6 +10,7 @@
 #include "backend/cublaslt_library.h"
 #include "backend/device_presets.h"
 #include "backend/grouped_layer.h"
+#include "backend/widened_act_layer.h"
 #include "commands.h"
 #include "families/dense_act8.h"
 #include "families/moe_grouped.h"
@@ -72,8 +73,8 @@ int plan_grouped(const PlanOptions& o, LayerProblem p) {
                 p.input.name().c_str());
   std::vector<MmaPlanEntry> plan;
   if (!act8) {
-    const DType input = p.act.is_quantized() ? p.input : p.act.type;
-    auto planned = plan_moe_grouped(p.n, p.k, p.weight, input, p.out, p.device_info);
+    const LayerProblem q = p.act.is_quantized() ? widened_problem(p) : p;
+    auto planned = plan_moe_grouped(q.n, q.k, q.weight, q.act.type, q.out, q.device_info);
     if (!planned) return fail(planned.status());
     plan = std::move(*planned);
   }
