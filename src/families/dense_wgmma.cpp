@@ -1,5 +1,7 @@
 #include "families/dense_wgmma.h"
 
+#include <cmath>
+
 #include "dense/mma_layout.cuh"
 #include "plan/mma_launch.h"
 #include "util/error.h"
@@ -78,6 +80,15 @@ const MmaTile kWideTokenTile = {.warps_n = 8,
                                 .warp_specialized = true,
                                 .prescaled = true,
                                 .tma = true};
+// NOTE: 6-bit codes: a 128-K stage of 256 tokens (64 KB of activations, 12 KB of codes) leaves
+// room for two stages in shared memory; 192 tokens a warpgroup (wgmma n192) fit three, and run
+// a token at ~0.91 of the 256-token tile's cost. But they pad M to 192 and make a third more
+// CTAs: above 384 tokens the planner takes, per M, the tile whose launch costs less by
+// whole_wave_cost, which ranked the two tiles as measured at every point tried but one within 1%
+// (docs/design.md, "192-token tile for 6-bit codes").
+constexpr int kThreeStageWideFrags = 24;
+constexpr double kThreeStageTokenCost = 0.91;
+constexpr int64_t kWideChoiceMaxM = 4096;  // from here on, padding M matters little: one choice
 constexpr int64_t kWideTokenSplitMaxM = 256;      // one token tile, two K splits
 constexpr int64_t kNarrowTokenBetweenMaxM = 384;  // then three 128-token tiles
 
@@ -136,6 +147,26 @@ bool wide_token_tile_fills(const MmaGemmConfig& wide, const GemmProblem& p) {
   return splits <= 3 && (ctas * 2 >= sms * 3 || last_wave * 4 >= sms * 3);
 }
 
+// The 192-token tile where the 256-token one has fewer than three stages and it has three.
+Expected<MmaGemmConfig> three_stage_wide_config(const GemmProblem& p, const MmaGemmConfig& wide) {
+  if (wide.stages >= 3) return unsupported("the 256-token tile has three stages or more");
+  MmaTile narrower = kWideTokenTile;
+  narrower.frags_m = kThreeStageWideFrags;
+  auto c = mma_config_for(narrower, p.weight, p.act, p.out, p.device);
+  if (c.ok() && (c->frags_m != kThreeStageWideFrags || c->stages < 3))
+    return unsupported("the 192-token tile does not get three stages");
+  return c;
+}
+
+// A launch's cost in units of one token's work on a CTA: its waves, each rounded up to a whole
+// one (the last partial wave took as long as a full one in the measurements), times the tokens
+// a CTA holds and their relative cost.
+double whole_wave_cost(const MmaGemmConfig& c, int64_t m, const GemmProblem& p, double token_cost) {
+  const int64_t ctas =
+      (m + c.block_m() - 1) / c.block_m() * ((p.n + c.block_n() - 1) / c.block_n());
+  return std::ceil(mma_waves(c, ctas, p.device)) * c.block_m() * token_cost;
+}
+
 // A bucket tile adjusted to the layer's format: the wgmma tile of float zero points with wide
 // codes, prescaled where it pays, TMA copies where they pay.
 MmaTile tile_for(MmaTile tile, const GemmProblem& p) {
@@ -192,7 +223,25 @@ class DenseWgmmaFamily final : public KernelFamily {
       add(kWideTokenSplitMaxM, *wide);
     }
     add(kNarrowTokenBetweenMaxM, *large);
-    add(INT64_MAX, *wide);
+    auto deep = three_stage_wide_config(p, *wide);
+    if (!deep) {
+      add(INT64_MAX, *wide);
+      return proposal;
+    }
+    // Per M, the cheaper of the 256- and 192-token tiles; runs of M on one tile make a bucket.
+    const auto cheaper = [&](int64_t m) -> const MmaGemmConfig& {
+      return whole_wave_cost(*deep, m, p, kThreeStageTokenCost) < whole_wave_cost(*wide, m, p, 1.0)
+                 ? *deep
+                 : *wide;
+    };
+    const auto extend = [&](int64_t max_m, const MmaGemmConfig& c) {
+      if (plan.back().config.to_string() == c.to_string())
+        plan.back().max_m = max_m;
+      else
+        add(max_m, c);
+    };
+    for (int64_t m = kNarrowTokenBetweenMaxM + 1; m < kWideChoiceMaxM; ++m) extend(m, cheaper(m));
+    extend(INT64_MAX, cheaper(kWideChoiceMaxM));
     return proposal;
   }
 };

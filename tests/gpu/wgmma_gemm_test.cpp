@@ -357,14 +357,21 @@ TEST(WgmmaGemmGpu, GroupedWideCodesOnThe128TokenWsTile) {
 // 64-K wgmma batches, and its 1536 bytes of 6-bit codes per 16-row tile arrive as a 3-D TMA box
 // of 512-byte chunks. Odd N (boxes past the last row), K an odd number of units, a partial
 // second token tile, splits summed in a cluster.
-TEST(WgmmaGemmGpu, WideCodesOnThe256TokenPrescaledTile) {
+TEST(WgmmaGemmGpu, WideCodesOnThe192And256TokenPrescaledTiles) {
   QGEMM_REQUIRE_SM90();
   ASSERT_TRUE(use_device(0).ok());
-  for (const char* spec : {"e2m3/g32/ue8m0", "int6/g128/bf16", "int2/g64/bf16", "int6/g64/bf16"}) {
-    const WeightFormat wf = *WeightFormat::parse(spec);
+  // 256 tokens, and 192 (three stages of 6-bit codes where 256 tokens fit two).
+  struct Case {
+    const char* spec;
+    int frags_m;
+  };
+  for (const Case& c :
+       {Case{"e2m3/g32/ue8m0", 32}, Case{"int6/g128/bf16", 32}, Case{"int2/g64/bf16", 32},
+        Case{"int6/g64/bf16", 32}, Case{"e2m3/g32/ue8m0", 24}, Case{"int6/g128/bf16", 24}}) {
+    const WeightFormat wf = *WeightFormat::parse(c.spec);
     const MmaGemmConfig cfg =
-        wgmma_config(wf, DType::bf16(), Tile{32, 1, 8, true, 128, 1, true, true});
-    ASSERT_TRUE(cfg.frags_m == 32 && cfg.prescaled && cfg.tma) << cfg.to_string();
+        wgmma_config(wf, DType::bf16(), Tile{c.frags_m, 1, 8, true, 128, 1, true, true});
+    ASSERT_TRUE(cfg.frags_m == c.frags_m && cfg.prescaled && cfg.tma) << cfg.to_string();
     const int64_t n = 333, k = 1152;
     auto w = quantize_weights(HostValues::of(random_normal(n * k, 31, 0.05f)), 1, n, k, wf);
     ASSERT_TRUE(w.ok()) << w.status().to_string();

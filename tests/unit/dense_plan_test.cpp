@@ -34,13 +34,30 @@ void expect_sane_plan(const std::vector<MmaPlanEntry>& plan, int64_t n, int64_t 
   const bool small_n = d.sm() == 90 && (n + 127) / 128 * 4 <= d.multiprocessors && !wide_float_zero;
   // Hopper layers that take the 256-token prescaled tile run it above 384 tokens, and the
   // 128-token tile up to 384 (with the 256-token one at 129..256 where its grid fills the GPU).
+  // Where 6-bit codes leave it two stages, the 192-token tile (three) takes the runs of M above
+  // 384 that it launches cheaper: any number of buckets there, each on one of the two tiles.
   const bool wide_tokens = std::any_of(plan.begin(), plan.end(), [](const MmaPlanEntry& e) {
     return e.config.prescaled && e.config.frags_m == 32;
+  });
+  const bool three_stage_wide = std::any_of(plan.begin(), plan.end(), [](const MmaPlanEntry& e) {
+    return e.config.prescaled && e.config.frags_m == 24;
   });
   const bool kw2 = std::any_of(plan.begin(), plan.end(),
                                [](const MmaPlanEntry& e) { return e.config.warps_k == 2; });
   const size_t base = (d.sm() == 90 ? 4u : 3u) + (kw2 ? 1u : 0u);
-  if (wide_tokens) {
+  if (three_stage_wide) {
+    EXPECT_EQ(f.type.bits, 6) << where;
+    size_t up_to_384 = 0;
+    for (const MmaPlanEntry& e : plan) {
+      if (e.max_m <= 384) {
+        ++up_to_384;
+      } else {
+        EXPECT_TRUE(e.config.prescaled && (e.config.frags_m == 24 || e.config.frags_m == 32))
+            << where << " " << e.config.to_string();
+      }
+    }
+    ASSERT_LE(up_to_384, base + 2) << where;
+  } else if (wide_tokens) {
     ASSERT_GE(plan.size(), base + 1) << where;
     ASSERT_LE(plan.size(), base + 3) << where;
     EXPECT_EQ(plan.back().config.frags_m, 32) << where;
@@ -96,10 +113,12 @@ void expect_sane_plan(const std::vector<MmaPlanEntry>& plan, int64_t n, int64_t 
   }
   EXPECT_EQ(INT64_MAX, plan.back().max_m) << where;
   // The kernel budget: at most five GEMM kernels; a small layer's kw2 tile goes where it would
-  // be the sixth.
-  EXPECT_LE(configs.size(), 5u) << where;
+  // be the sixth. 6-bit layers may add the 192-token tile as a sixth (it runs its tokens
+  // 17-21% faster than the 256-token tile, far above the budget's 5%).
+  const size_t budget = three_stage_wide ? 6u : 5u;
+  EXPECT_LE(configs.size(), budget) << where;
   if (small_n && !kw2) {
-    EXPECT_EQ(configs.size(), 5u) << where;
+    EXPECT_GE(configs.size(), 5u) << where;
   }
 
   for (int64_t m : kTokens) {

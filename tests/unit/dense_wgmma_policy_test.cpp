@@ -115,6 +115,36 @@ TEST(DenseWgmmaPolicy, HopperTakesTheWideTokenTileAbove384AndWhereItsSplitsFillT
     for (const MmaPlanEntry& e : plan(w, 8192, bf16, bf16)) EXPECT_NE(e.config.frags_m, 32) << w;
 }
 
+// 6-bit codes, whose 256-token tile has two stages: above 384 tokens, per M, the 192-token tile
+// (three stages) where its launch in whole waves costs less. The cases are the H100 A/B
+// measurements (docs/design.md, "192-token tile for 6-bit codes"): it won at M = 768 on every
+// large layer and lost where it pads M more (512, 1000) or takes a second wave (5120 x 5120 at
+// M = 640). 4- and 2-bit codes keep three stages or more at 256 tokens and never take it.
+TEST(DenseWgmmaPolicy, SixBitCodesTakeThe192TokenTileWhereItsWavesCostLess) {
+  const DeviceInfo h200 = *device_preset("h200");
+  const auto frags = [&](const char* weight, int64_t n, int64_t k, int64_t m) {
+    auto p = plan_mma_gemm(n, k, *WeightFormat::parse(weight), DType::bf16(), DType::bf16(), h200);
+    EXPECT_TRUE(p.ok()) << weight;
+    return p.ok() ? entry_for(*p, m).config.frags_m : 0;
+  };
+  struct Case {
+    const char* weight;
+    int64_t n, k, m;
+    int frags_m;
+  };
+  const Case cases[] = {
+      {"int6/g128/bf16", 28672, 4096, 512, 32},  {"int6/g128/bf16", 28672, 4096, 768, 24},
+      {"int6/g128/bf16", 28672, 4096, 1000, 32}, {"int6/g128/bf16", 55296, 5120, 768, 24},
+      {"e2m3/g32/ue8m0", 57344, 8192, 400, 32},  {"e2m3/g32/ue8m0", 57344, 8192, 768, 24},
+      {"int6/g128/bf16", 6144, 4096, 512, 32},   {"int6/g128/bf16", 6144, 4096, 1024, 32},
+      {"e2m3/g32/ue8m0", 5120, 5120, 640, 32},   {"e2m3/g32/ue8m0", 28672, 4096, 1024, 32}};
+  for (const Case& c : cases)
+    EXPECT_EQ(c.frags_m, frags(c.weight, c.n, c.k, c.m))
+        << c.weight << " " << c.n << "x" << c.k << " M=" << c.m;
+  for (const char* w : {"int4/g128/bf16", "int2/g64/bf16", "int8/channel/bf16"})
+    for (int64_t m : {600, 768, 1536, 5000}) EXPECT_EQ(32, frags(w, 28672, 4096, m)) << w << m;
+}
+
 TEST(DenseWgmmaPolicy, HopperWsStagesOfOneGroupBecomeTwoGroups) {
   const DeviceInfo d = *device_preset("h200");
   struct Case {
