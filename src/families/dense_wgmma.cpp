@@ -1,5 +1,6 @@
 #include "families/dense_wgmma.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "dense/mma_layout.cuh"
@@ -84,7 +85,7 @@ const MmaTile kWideTokenTile = {.warps_n = 8,
 // room for two stages in shared memory; 192 tokens a warpgroup (wgmma n192) fit three, and run
 // a token at ~0.91 of the 256-token tile's cost. But they pad M to 192 and make a third more
 // CTAs: above 384 tokens the planner takes, per M, the tile whose launch costs less by
-// whole_wave_cost, which ranked the two tiles as measured at every point tried but one within 1%
+// wave_cost, which ranked the two tiles as measured at every point tried but one within 1%
 // (docs/design.md, "192-token tile for 6-bit codes").
 constexpr int kThreeStageWideFrags = 24;
 constexpr double kThreeStageTokenCost = 0.91;
@@ -158,13 +159,15 @@ Expected<MmaGemmConfig> three_stage_wide_config(const GemmProblem& p, const MmaG
   return c;
 }
 
-// A launch's cost in units of one token's work on a CTA: its waves, each rounded up to a whole
-// one (the last partial wave took as long as a full one in the measurements), times the tokens
-// a CTA holds and their relative cost.
-double whole_wave_cost(const MmaGemmConfig& c, int64_t m, const GemmProblem& p, double token_cost) {
+// A launch's cost in units of one token's work on a CTA: its waves times the tokens a CTA holds
+// and their relative cost, where a last partial wave costs at least half a wave (its CTAs run
+// split along K, mma_launch's tail split, whose sum and shorter CTAs do not shrink with it).
+double wave_cost(const MmaGemmConfig& c, int64_t m, const GemmProblem& p, double token_cost) {
   const int64_t ctas =
       (m + c.block_m() - 1) / c.block_m() * ((p.n + c.block_n() - 1) / c.block_n());
-  return std::ceil(mma_waves(c, ctas, p.device)) * c.block_m() * token_cost;
+  const double waves = mma_waves(c, ctas, p.device);
+  const double whole = std::floor(waves), part = waves - whole;
+  return (whole + (part > 0 ? std::max(part, 0.5) : 0.0)) * c.block_m() * token_cost;
 }
 
 // A bucket tile adjusted to the layer's format: the wgmma tile of float zero points with wide
@@ -230,9 +233,8 @@ class DenseWgmmaFamily final : public KernelFamily {
     }
     // Per M, the cheaper of the 256- and 192-token tiles; runs of M on one tile make a bucket.
     const auto cheaper = [&](int64_t m) -> const MmaGemmConfig& {
-      return whole_wave_cost(*deep, m, p, kThreeStageTokenCost) < whole_wave_cost(*wide, m, p, 1.0)
-                 ? *deep
-                 : *wide;
+      return wave_cost(*deep, m, p, kThreeStageTokenCost) < wave_cost(*wide, m, p, 1.0) ? *deep
+                                                                                        : *wide;
     };
     const auto extend = [&](int64_t max_m, const MmaGemmConfig& c) {
       if (plan.back().config.to_string() == c.to_string())
