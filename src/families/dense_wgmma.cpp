@@ -237,7 +237,7 @@ class DenseWgmmaFamily final : public KernelFamily {
                                                                                         : *wide;
     };
     const auto extend = [&](int64_t max_m, const MmaGemmConfig& c) {
-      if (plan.back().config.to_string() == c.to_string())
+      if (plan.back().config == c)
         plan.back().max_m = max_m;
       else
         add(max_m, c);
