@@ -226,15 +226,16 @@ class DenseWgmmaFamily final : public KernelFamily {
       add(kWideTokenSplitMaxM, *wide);
     }
     add(kNarrowTokenBetweenMaxM, *large);
-    auto deep = three_stage_wide_config(p, *wide);
-    if (!deep) {
+    auto three_stage = three_stage_wide_config(p, *wide);
+    if (!three_stage) {
       add(INT64_MAX, *wide);
       return proposal;
     }
     // Per M, the cheaper of the 256- and 192-token tiles; runs of M on one tile make a bucket.
     const auto cheaper = [&](int64_t m) -> const MmaGemmConfig& {
-      return wave_cost(*deep, m, p, kThreeStageTokenCost) < wave_cost(*wide, m, p, 1.0) ? *deep
-                                                                                        : *wide;
+      return wave_cost(*three_stage, m, p, kThreeStageTokenCost) < wave_cost(*wide, m, p, 1.0)
+                 ? *three_stage
+                 : *wide;
     };
     const auto extend = [&](int64_t max_m, const MmaGemmConfig& c) {
       if (plan.back().config == c)
