@@ -75,9 +75,8 @@ bool long_16_token_tile_fits_as_well(const MmaGemmConfig& long_tile,
   if (p.k % 512 != 0 && p.k % 512 < 256) return false;
   // Waves of resident CTAs the launch for m tokens makes (its K splits as a plain launch's).
   const auto waves = [&](const MmaGemmConfig& c, int64_t m, int registers) {
-    const int64_t ctas = (p.n + c.block_n() - 1) / c.block_n() *
-                         ((m + c.block_m() - 1) / c.block_m()) *
-                         mma_splits(c, m, p.n, p.k, p.device, registers, false);
+    const int64_t ctas =
+        mma_ctas(c, m, p.n) * mma_splits(c, m, p.n, p.k, p.device, registers, false);
     return mma_waves(c, ctas, p.device, registers);
   };
   return 3 * waves(long_tile, 16, long_registers) >= 1.0 &&

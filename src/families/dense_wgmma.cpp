@@ -163,9 +163,7 @@ Expected<MmaGemmConfig> three_stage_wide_config(const GemmProblem& p, const MmaG
 // and their relative cost, where a last partial wave costs at least half a wave (its CTAs run
 // split along K, mma_launch's tail split, whose sum and shorter CTAs do not shrink with it).
 double wave_cost(const MmaGemmConfig& c, int64_t m, const GemmProblem& p, double token_cost) {
-  const int64_t ctas =
-      (m + c.block_m() - 1) / c.block_m() * ((p.n + c.block_n() - 1) / c.block_n());
-  const double waves = mma_waves(c, ctas, p.device);
+  const double waves = mma_waves(c, mma_ctas(c, m, p.n), p.device);
   const double whole = std::floor(waves), part = waves - whole;
   return (whole + (part > 0 ? std::max(part, 0.5) : 0.0)) * c.block_m() * token_cost;
 }

@@ -29,6 +29,10 @@ int mma_resident_estimate(const MmaGemmConfig& c, const DeviceInfo& device, int 
   return static_cast<int>(std::clamp<int64_t>(resident, 1, 32));
 }
 
+int64_t mma_ctas(const MmaGemmConfig& c, int64_t m, int64_t n) {
+  return (n + c.block_n() - 1) / c.block_n() * ((m + c.block_m() - 1) / c.block_m());
+}
+
 double mma_waves(const MmaGemmConfig& c, int64_t ctas, const DeviceInfo& device, int registers) {
   return double(ctas) / (double(mma_resident_estimate(c, device, registers)) *
                          std::max(device.multiprocessors, 1));
@@ -36,9 +40,7 @@ double mma_waves(const MmaGemmConfig& c, int64_t ctas, const DeviceInfo& device,
 
 int mma_splits(const MmaGemmConfig& c, int64_t m, int64_t n, int64_t k, const DeviceInfo& device,
                int registers, bool programmatic) {
-  const int64_t n_tiles = (n + 15) / 16;
-  const int64_t ctas = ((n_tiles + c.tiles_n * c.warps_n - 1) / (c.tiles_n * c.warps_n)) *
-                       ((m + c.block_m() - 1) / c.block_m());
+  const int64_t ctas = mma_ctas(c, m, n);
   const int64_t stages_total = c.k_stages(k);
   if (c.split_count > 0)
     return static_cast<int>(

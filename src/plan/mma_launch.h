@@ -16,6 +16,9 @@ namespace qgemm {
 /// `registers` per thread are known (> 0), registers; without them an upper bound.
 int mma_resident_estimate(const MmaGemmConfig& config, const DeviceInfo& device, int registers = 0);
 
+/// CTAs of one K split of `config` over a layer of `n` rows and `m` tokens.
+int64_t mma_ctas(const MmaGemmConfig& config, int64_t m, int64_t n);
+
 /// Waves of `ctas` CTAs: their count over the CTAs the device holds at once
 /// (mma_resident_estimate on every SM).
 double mma_waves(const MmaGemmConfig& config, int64_t ctas, const DeviceInfo& device,
