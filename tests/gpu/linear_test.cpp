@@ -47,9 +47,10 @@ TEST(LinearGpu, CpuFallbackFromDeviceMemory) {
 // Act-order layers (LinearOptions::k_order) gather the model-order activations on the GPU: the
 // same bits as the layer without k_order on activations in the stored order, for the decode,
 // mid and large-M kernels; poisoned outputs all written.
-// Both gathers (act_order.cpp): direct below 64 rows, for K past what a row of shared memory
-// holds and for odd K (scalar stores); staged in one slab of several chunks a thread (M = 300)
-// or in slabs of their own (M = 100, K = 8192).
+// Both gathers (act_order.cpp): direct below 64 rows (1 to 40 rows, K up to 28672), for K past
+// what a row of shared memory holds and for odd K (scalar stores, with the decode tiles' padded
+// rows at 1 and 7 rows); staged in one slab of several chunks a thread (M = 300) or in slabs of
+// their own (M = 100, K = 8192).
 TEST(LinearGpu, ActOrderGatherGivesTheBitsOfTheStoredOrder) {
   QGEMM_REQUIRE_GPU();
   struct Case {
@@ -60,7 +61,10 @@ TEST(LinearGpu, ActOrderGatherGivesTheBitsOfTheStoredOrder) {
   std::vector<Case> cases;
   for (const auto& [weight, act] :
        {std::pair{"uint4/g128/fp16/zp", "fp16"}, std::pair{"int4/g128/bf16", "bf16"}})
-    for (int64_t m : {1, 40, 300}) cases.push_back({weight, act, 520, 1024, m});
+    for (int64_t m : {1, 2, 5, 8, 40, 300}) cases.push_back({weight, act, 520, 1024, m});
+  cases.push_back({"uint4/g128/fp16/zp", "fp16", 256, 28672, 1});
+  cases.push_back({"int8/channel/bf16", "bf16", 64, 1001, 1});
+  cases.push_back({"int8/channel/bf16", "bf16", 64, 1001, 7});
   cases.push_back({"int4/g128/bf16", "bf16", 64, 33024, 40});
   cases.push_back({"int4/g128/bf16", "bf16", 64, 8192, 100});
   cases.push_back({"int4/g128/bf16", "bf16", 64, 8192, 300});
