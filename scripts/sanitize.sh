@@ -42,6 +42,7 @@ wide_token_tail|--weight mxfp4 --m 600 --n 1000 --k 1536 --bias
 expand_handoff|--weight int3/g128/bf16 --m 300 --n 512 --k 1024
 qdq_backend|--weight nvfp4 --m 70 --n 520 --k 1024 --backend qdq
 odd_shape|--weight e4m3/b128x128/fp32 --m 33 --n 4100 --k 2048 --bias
+act_order_rows_in_tile|--checkpoint tests/fixtures/gptq/gptqmodel_int4_g64_asym_act_order --layer model.layers.0.mlp.down_proj --m 2
 act_order_direct_gather|--checkpoint tests/fixtures/gptq/gptqmodel_int4_g64_asym_act_order --layer model.layers.0.mlp.down_proj --m 40
 act_order_staged_gather|--checkpoint tests/fixtures/gptq/gptqmodel_int4_g64_asym_act_order --layer model.layers.0.mlp.down_proj --m 70
 act8_fp8_token|--weight e4m3/channel/fp32 --act e4m3/token --m 200 --n 1000 --k 1000

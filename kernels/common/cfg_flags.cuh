@@ -37,4 +37,16 @@ struct EarlyWeightsCfg<Cfg, decltype(void(Cfg::kEarlyWeights))> {
   static constexpr bool value = Cfg::kEarlyWeights;
 };
 
+/// Cfg::kGatherRows and Cfg::kGatherCols: an act-order layer's decode tile stages its tokens'
+/// model-order rows of kGatherCols columns in shared memory and builds each stage's activation
+/// tile from them through the column order (MmaGemm::kGatherRows).
+template <class Cfg, class = void>
+struct GatherRowsCfg {
+  static constexpr int rows = 0, cols = 0;
+};
+template <class Cfg>
+struct GatherRowsCfg<Cfg, decltype(void(Cfg::kGatherRows))> {
+  static constexpr int rows = Cfg::kGatherRows, cols = Cfg::kGatherCols;
+};
+
 }  // namespace qgemm

@@ -95,6 +95,12 @@ struct MmaGemm {
   /// The ring's tiles (not warp-specialized) copy the weights of every stage they fill ahead
   /// before the wait for the previous kernel, not the first stage's only (mma_gemm_loop.cuh).
   static constexpr bool kEarlyWeights = EarlyWeightsCfg<Cfg>::value;
+  /// Act-order decode tiles (no gather kernel before them): after the ring, shared memory holds
+  /// the CTA's slice of the column order (16-bit, copied before the wait: a layer constant) and
+  /// the model-order rows of up to kGatherRows tokens (copied whole after the wait, coalesced);
+  /// each stage's activation tile is then built from them in shared memory.
+  static constexpr int kGatherRows = GatherRowsCfg<Cfg>::rows;
+  static constexpr int kGatherCols = GatherRowsCfg<Cfg>::cols;
   // NOTE: warp-specialized tiles may take their stages by TMA (Cfg::kTma, tile part " tma"):
   // one thread of the copy warpgroup issues a 2-D box per 64-K activation slab (the map's
   // 128-byte swizzle is act_offset's layout), one for the CTA's weight codes and one per table,
@@ -109,7 +115,7 @@ struct MmaGemm {
       kWgmma ? mma_layout::wgmma_stage_bytes(kPackedStageBytes) : kPackedStageBytes;
   static constexpr int kSmemBytes =
       mma_layout::ring_bytes(kPackedStageBytes, Cfg::kStages, kWgmma) +
-      mma_layout::barrier_bytes(Cfg::kStages, kWs);
+      mma_layout::barrier_bytes(Cfg::kStages, kWs) + (kGatherRows + 1) * kGatherCols * 2;
 
   static_assert(kBits >= 1 && kBits <= 8, "weight codes are 1..8 bits");
   static_assert(Cfg::kStages >= 2, "the cp.async ring needs at least two stages");
@@ -129,6 +135,12 @@ struct MmaGemm {
   static_assert(!Cfg::kPrescaled || kWs, "prescaled tiles are warp-specialized");
   static_assert(!kGathered || !kTma || kBlockM % 32 == 0,
                 "gathered TMA tiles: each lane of a copy warp boxes whole token rows");
+  static_assert(kGatherRows == 0 || (!kWgmma && !kGathered && !kEarlyWeights &&
+                                     kGatherRows <= kBlockM && kGatherCols % 8 == 0),
+                "act-order row staging: mma.sync ring tiles of dense layers, rows of whole "
+                "16-byte chunks, at most one token tile");
+  static_assert(mma_layout::ring_bytes(kPackedStageBytes, Cfg::kStages, kWgmma) % 16 == 0,
+                "what follows the ring starts 16-byte aligned");
   static_assert(kWarpsK == 1 || (kWs && Cfg::kWarpsN * Cfg::kWarpsM == 4 && kWarpsK == 2),
                 "warps along K: two compute warpgroups of a warp-specialized tile");
   static_assert(!kWgmma || kFM <= 32, "wgmma: at most 256 tokens (32 fragments) per warpgroup");
@@ -353,6 +365,17 @@ struct MmaGemm {
   };
 
   static QGEMM_DEVICE Work make_work(const MmaGemmParams& p);
+
+  // kGatherRows: the order slice and the token rows after the ring (mma_gemm_load.cuh).
+  static constexpr int kRingBytes = mma_layout::ring_bytes(kPackedStageBytes, Cfg::kStages, kWgmma);
+  /// cp.async of the order entries of the CTA's K range (from k_begin) into shared memory.
+  static QGEMM_DEVICE void copy_order_slice(const MmaGemmParams& p, const Work& w, u8* smem,
+                                            int tid);
+  /// cp.async of the token rows (model order, kGatherCols each) into shared memory.
+  static QGEMM_DEVICE void copy_token_rows(const MmaGemmParams& p, u8* smem, int tid);
+  /// The activation tile of units unit0.. built from the staged rows through the order.
+  static QGEMM_DEVICE void build_stage_acts(const MmaGemmParams& p, const Loader& l, const Work& w,
+                                            const u8* smem, u8* stage, int unit0, int tid);
 
   /// Whether stage `it` ends a scale group (or the CTA's K range) that spans whole stages.
   static QGEMM_DEVICE bool flushes_at_end(const Work& w, int it);

@@ -100,6 +100,57 @@ QGEMM_DEVICE void MmaGemm<Cfg>::load_stage_acts(const MmaGemmParams& p, const Lo
   }
 }
 
+// The order slice holds entries k_begin .. of the CTA's K range, k_begin = w.unit_begin *
+// kUnitK (a multiple of 8); the rows follow it, kGatherCols elements each.
+template <class Cfg>
+QGEMM_DEVICE void MmaGemm<Cfg>::copy_order_slice(const MmaGemmParams& p, const Work& w, u8* smem,
+                                                 int tid) {
+  const int k_begin = w.unit_begin * kUnitK;
+  const int k_end = min(w.unit_end * kUnitK, kGatherCols);
+  u8* slice = smem + kRingBytes;
+  for (int c = tid; c < (k_end - k_begin) / 8; c += kLoadThreads)
+    cp_async_16(slice + c * 16, p.k_order + k_begin + c * 8, true);
+}
+
+template <class Cfg>
+QGEMM_DEVICE void MmaGemm<Cfg>::copy_token_rows(const MmaGemmParams& p, u8* smem, int tid) {
+  u8* rows = smem + kRingBytes + kGatherCols * 2;
+  const int m = min(p.m, kGatherRows);
+  for (int c = tid; c < m * (kGatherCols / 8); c += kLoadThreads) {
+    const int row = c / (kGatherCols / 8), chunk = c % (kGatherCols / 8);
+    cp_async_16(rows + c * 16, p.a + static_cast<i64>(row) * p.lda + chunk * 8, true);
+  }
+}
+
+template <class Cfg>
+QGEMM_DEVICE void MmaGemm<Cfg>::build_stage_acts(const MmaGemmParams& p, const Loader& l,
+                                                 const Work& w, const u8* smem, u8* stage,
+                                                 int unit0, int tid) {
+  const u16* slice = reinterpret_cast<const u16*>(smem + kRingBytes);
+  const u16* rows = slice + kGatherCols;
+  u8* act = stage + kWeightBytes;
+  const int k0 = unit0 * kUnitK;
+  const int k_left = unit0 < w.unit_end ? p.k - k0 : 0;
+#pragma unroll
+  for (int i = 0; i < kActIters; ++i) {
+    const int c = tid + i * kLoadThreads;
+    if (kActChunks % kLoadThreads != 0 && c >= kActChunks) break;
+    const int row = c / kRowChunks;
+    uint4 v = make_uint4(0, 0, 0, 0);
+    // Rows past the tokens stay zero, as the cp.async zero-fill leaves them.
+    if (l.a_k[i] < k_left && row < kGatherRows) {
+      const uint4 o =
+          *reinterpret_cast<const uint4*>(slice + k0 + l.a_k[i] - w.unit_begin * kUnitK);
+      const u16* r = rows + row * kGatherCols;
+      v.x = r[o.x & 0xffff] | static_cast<u32>(r[o.x >> 16]) << 16;
+      v.y = r[o.y & 0xffff] | static_cast<u32>(r[o.y >> 16]) << 16;
+      v.z = r[o.z & 0xffff] | static_cast<u32>(r[o.z >> 16]) << 16;
+      v.w = r[o.w & 0xffff] | static_cast<u32>(r[o.w >> 16]) << 16;
+    }
+    *reinterpret_cast<uint4*>(act + l.a_dst[i]) = v;
+  }
+}
+
 template <class Cfg>
 QGEMM_DEVICE void MmaGemm<Cfg>::load_stage(const MmaGemmParams& p, const Loader& l, u8* stage,
                                            int unit0, int unit_end, int tid) {

@@ -75,8 +75,11 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run(const MmaGemmParams& p, const MmaGemmMaps* m
   } else if (w.iters > 0) {
     load_stage_weights(p, loader, smem, w.unit_begin, w.unit_end, threadIdx.x);
   }
+  if constexpr (kGatherRows > 0) copy_order_slice(p, w, smem, threadIdx.x);
   allow_dependent_launch();
   grid_dependency_wait();
+  // The staged rows and order go with the first stage's copies (commit group 0).
+  if constexpr (kGatherRows > 0) copy_token_rows(p, smem, threadIdx.x);
 #pragma unroll
   for (int s = 0; s < Cfg::kStages - 1; ++s) {
     if (s < w.iters) {
@@ -84,9 +87,19 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run(const MmaGemmParams& p, const MmaGemmMaps* m
       const int unit0 = w.unit_begin + s * kUnits;
       if (s > 0 && !kEarlyWeights)
         load_stage_weights(p, loader, stage, unit0, w.unit_end, threadIdx.x);
-      load_stage_acts(p, loader, stage, unit0, w.unit_end, threadIdx.x);
+      if constexpr (kGatherRows == 0)
+        load_stage_acts(p, loader, stage, unit0, w.unit_end, threadIdx.x);
     }
     cp_async_commit();
+  }
+  if constexpr (kGatherRows > 0) {
+    cp_async_wait<Cfg::kStages - 2>();
+    __syncthreads();  // every thread's row and order copies have landed
+#pragma unroll
+    for (int s = 0; s < Cfg::kStages - 1; ++s)
+      if (s < w.iters)
+        build_stage_acts(p, loader, w, smem, smem + s * kStageBytes, w.unit_begin + s * kUnits,
+                         threadIdx.x);
   }
   for (int it = 0; it < w.iters; ++it) {
     cp_async_wait<Cfg::kStages - 2>();
@@ -95,9 +108,18 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run(const MmaGemmParams& p, const MmaGemmMaps* m
     if constexpr (kWgmma) fence_proxy_async_shared();
     __syncthreads();
     const int next = it + Cfg::kStages - 1;
-    if (next < w.iters)
-      load_stage(p, loader, smem + (next % Cfg::kStages) * kStageBytes,
-                 w.unit_begin + next * kUnits, w.unit_end, threadIdx.x);
+    if (next < w.iters) {
+      u8* stage = smem + (next % Cfg::kStages) * kStageBytes;
+      const int unit0 = w.unit_begin + next * kUnits;
+      if constexpr (kGatherRows > 0) {
+        // The slot's last reader finished before this iteration's barrier; the barrier the
+        // stage waits behind makes these stores visible.
+        load_stage_weights(p, loader, stage, unit0, w.unit_end, threadIdx.x);
+        build_stage_acts(p, loader, w, smem, stage, unit0, threadIdx.x);
+      } else {
+        load_stage(p, loader, stage, unit0, w.unit_end, threadIdx.x);
+      }
+    }
     cp_async_commit();
     const bool flush_at_end = flushes_at_end(w, it);
     if constexpr (kWgmma)

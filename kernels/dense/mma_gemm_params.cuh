@@ -40,9 +40,17 @@ struct MmaGemmParams {
                            ///< [z * k_stages / splits, (z + 1) * k_stages / splits)
   i32 cta_x0;              ///< CTA column of blockIdx.x 0: a launch may cover only the
                            ///< columns from it (the tail split, plan/mma_launch.h)
-  // Gathered tiles only (MmaGemm::kGathered, the grouped MoE kernels): token position t of the
-  // launch is row rows[t] of C and row rows[t] / a_div of A; positions below m are valid.
-  const i32* rows;
+  // NOTE: one pointer for the two lists a tile may look up, so that adding the second left
+  // every other kernel's parameters, and code, as they were (a larger struct changed the
+  // register allocation of some grouped ws tiles into spills).
+  union {
+    // Gathered tiles only (MmaGemm::kGathered, the grouped MoE kernels): token position t of
+    // the launch is row rows[t] of C and row rows[t] / a_div of A; positions below m are valid.
+    const i32* rows;
+    // Act-order tiles only (MmaGemm::kGatherRows): stored column c multiplies column
+    // k_order[c] of A; padded to a multiple of 8 entries with the index of a zero column.
+    const u16* k_order;
+  };
   i32 a_div;
   i32 map_tile0;  ///< row of weight tile 0 in the TMA weight and table maps (grouped: e * n_tiles)
 };

@@ -106,6 +106,13 @@ Expected<Linear> Linear::create_checked(const QuantizedWeight& weight,
     }
     p.device_info = devices[options.device];
   }
+  std::unique_ptr<ActOrder> order;
+  if (!options.k_order.empty()) {
+    auto o = ActOrder::create(options.k_order, weight.k, options.device);
+    if (!o) return invalid_argument(str("qgemm::Linear: ", o.status().message()));
+    order = std::make_unique<ActOrder>(std::move(*o));
+    p.k_order = order->device_order16();
+  }
   // A backend that accepts the problem can still decline while building (e.g. a scale that does
   // not fit its compute type); routing then continues with the next one.
   std::map<BackendKind, std::string> declined;
@@ -126,11 +133,7 @@ Expected<Linear> Linear::create_checked(const QuantizedWeight& weight,
     log_once(str("qgemm: ", backend_name(impl->route.answers.front().kind), " cannot run ",
                  p.to_string(), " (", impl->route.answers.front().support.reason, "); using ",
                  backend_name(impl->route.chosen->kind())));
-  if (!options.k_order.empty()) {
-    auto order = ActOrder::create(options.k_order, weight.k, options.device);
-    if (!order) return invalid_argument(str("qgemm::Linear: ", order.status().message()));
-    impl->order = std::make_unique<ActOrder>(std::move(*order));
-  }
+  impl->order = std::move(order);
   return Linear(impl);
 }
 
@@ -219,7 +222,10 @@ Status Linear::run(const LinearArgs& args) const {
     return invalid_argument(str(where, ": an act-order layer (k_order) takes 16-bit activations, ",
                                 "which it gathers and then quantizes itself; a_scales.data must be "
                                 "null"));
-  // Gather the columns into the workspace's head, then run on them with the rest.
+  // Decode tiles that stage the rows gather the columns themselves; other kernels get them
+  // gathered into the workspace's head and run with the rest.
+  if (impl_->layer->gathers_columns(args))
+    return out_of_memory_as_status("qgemm::Linear::run", [&] { return impl_->layer->run(args); });
   const size_t gathered = impl_->order->workspace_bytes(args.m);
   QGEMM_RETURN_IF_ERROR(impl_->order->gather(args.a, args.m, args.workspace, args.stream,
                                              impl_->options.programmatic_launch));
@@ -239,7 +245,8 @@ std::string Linear::explain() const {
   return str("layer ", impl_->problem.to_string(), "\nbackends:\n", impl_->route.explain(),
              "plan:\n  ", impl_->layer->describe(), "\n",
              impl_->order ? "act-order: the activations' columns are gathered into the weight's "
-                            "K order first (k_order)\n"
+                            "K order (k_order), by the tiles that stage rows (\"rows\") "
+                            "themselves, else by a kernel first\n"
                           : "");
 }
 

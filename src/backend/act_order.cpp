@@ -53,6 +53,13 @@ Expected<ActOrder> ActOrder::create(const std::vector<int32_t>& order, int64_t k
     auto buffer = DeviceBuffer::upload(order.data(), order.size() * sizeof(int32_t));
     if (!buffer) return buffer.status();
     o.device_order_ = std::move(*buffer);
+    if (k <= 65535) {
+      std::vector<uint16_t> order16((k + 7) / 8 * 8, static_cast<uint16_t>(k));
+      for (int64_t c = 0; c < k; ++c) order16[c] = static_cast<uint16_t>(order[c]);
+      auto buffer16 = DeviceBuffer::upload(order16.data(), order16.size() * sizeof(uint16_t));
+      if (!buffer16) return buffer16.status();
+      o.device_order16_ = std::move(*buffer16);
+    }
   }
   return o;
 }

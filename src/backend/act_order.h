@@ -18,7 +18,8 @@ KernelSpec act_gather_spec(const std::string& arch, int max_dynamic_smem);
 
 /// The column order of an act-order layer (LinearOptions::k_order): before the layer runs, the
 /// activations' columns are gathered into the weight's stored order, on the GPU by a kernel
-/// (graph-safe, programmatic on Hopper), on the host by a loop.
+/// (graph-safe, programmatic on Hopper), on the host by a loop; or the GPU's decode tiles read
+/// the order themselves (device_order16, PreparedLayer::gathers_columns).
 class ActOrder {
  public:
   /// Checks that `order` is a permutation of 0..k-1 and, for a GPU layer (device >= 0), uploads
@@ -29,6 +30,13 @@ class ActOrder {
   Status prepare(const DeviceInfo& device);
   /// Workspace bytes of m gathered rows (256-byte aligned, so what follows stays aligned).
   size_t workspace_bytes(int64_t m) const;
+  /// The order on the device as 16-bit indices (a GPU layer with k <= 65535; else null),
+  /// padded to a multiple of 8 entries with k: the index of the first zero column of rows
+  /// padded to a multiple of 8 (the decode tiles that stage rows read whole chunks of 8;
+  /// MmaGemmParams::k_order).
+  const uint16_t* device_order16() const {
+    return reinterpret_cast<const uint16_t*>(device_order16_.ptr());
+  }
   /// Writes a [m][k] (16-bit, model order) into out [m][k] (stored order).
   Status gather(const void* a, int64_t m, void* out, Stream stream, bool programmatic) const;
 
@@ -36,7 +44,7 @@ class ActOrder {
   std::vector<int32_t> order_;
   int64_t k_ = 0;
   int device_ = -1;
-  DeviceBuffer device_order_;
+  DeviceBuffer device_order_, device_order16_;
   LoadedKernel kernel_;
   int multiprocessors_ = 1;
   int max_dynamic_smem_ = 0;

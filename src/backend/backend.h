@@ -32,6 +32,10 @@ struct LayerProblem {
   /// act-order gather, launched programmatically): the decode tiles copy the weights of every
   /// stage they fill ahead while it runs (MmaGemmConfig::early_weights).
   bool early_weights = false;
+  /// An act-order layer on a GPU: its column order on the device as 16-bit indices
+  /// (ActOrder::device_order16), for the decode tiles that stage the rows themselves; null
+  /// otherwise (and for K past 16-bit indices).
+  const uint16_t* k_order = nullptr;
 
   std::string to_string() const;
 };
@@ -51,6 +55,9 @@ class PreparedLayer {
   virtual Status prepare(int64_t max_tokens) = 0;
   virtual size_t workspace_bytes(int64_t m) const = 0;
   virtual Status run(const LinearArgs& args) const = 0;
+  /// Act-order layers (LayerProblem::k_order): whether run(args) reads the activations in the
+  /// model's order and gathers their columns itself, so the caller must not gather them first.
+  virtual bool gathers_columns(const LinearArgs& /*args*/) const { return false; }
   /// One line per M bucket: which kernel runs it.
   virtual std::string describe() const = 0;
 };

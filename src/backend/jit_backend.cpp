@@ -60,7 +60,7 @@ class JitBackend final : public Backend {
     auto plan = plan_jit_kernels(p.n, p.k, p.weight, p.act.type, p.out, p.device_info,
                                  cublaslt_library().ok(), p.tuning_table);
     if (!plan) return plan.status();
-    if (p.early_weights) plan->use_early_weights();
+    if (p.k_order != nullptr) plan->use_act_order(p.k, p.device_info, p.early_weights);
     QGEMM_RETURN_IF_ERROR(use_device(p.device));
     auto weights = JitWeights::upload(w, p.act.type);
     if (!weights) return weights.status();

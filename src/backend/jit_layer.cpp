@@ -220,11 +220,20 @@ int64_t JitLayer::grid_x(const MmaGemmConfig& c) const {
   return (w_->n_tiles + c.tiles_n * c.warps_n - 1) / (c.tiles_n * c.warps_n);
 }
 
+bool JitLayer::hands_off(const LinearArgs& args) const {
+  // NOTE: cuBLASLt wants 16-byte aligned operands; other pointers take the mma kernel.
+  return plan_.bucket_for(args.m).expand && aligned16(args.a) && aligned16(args.c) &&
+         aligned16(args.bias) && problem_.k % 8 == 0 && problem_.n % 8 == 0;
+}
+
+bool JitLayer::gathers_columns(const LinearArgs& args) const {
+  return problem_.k_order != nullptr && !hands_off(args) &&
+         plan_.buckets[plan_.mma_bucket_for(args.m)].config.gather_rows > 0;
+}
+
 Status JitLayer::run(const LinearArgs& args) const {
   const JitBucket& b = plan_.bucket_for(args.m);
-  // NOTE: cuBLASLt wants 16-byte aligned operands; other pointers take the mma kernel.
-  if (b.expand && aligned16(args.a) && aligned16(args.c) && aligned16(args.bias) &&
-      problem_.k % 8 == 0 && problem_.n % 8 == 0) {
+  if (hands_off(args)) {
     if (kernels_.empty() || kernels_[&b - plan_.buckets.data()].function == nullptr)
       return Status(ErrorCode::kInvalidArgument,
                     str("qgemm::Linear::run: m=", args.m,
@@ -303,6 +312,13 @@ Status JitLayer::run_mma(const LinearArgs& args, size_t bucket) const {
   p.k_units = w_->k_units;
   p.groups = w_->groups;
   p.k_stages = k_stages;
+  if (c.gather_rows > 0) {
+    if (problem_.k_order == nullptr || args.m > c.gather_rows)
+      return Status(ErrorCode::kInternal,
+                    str("qgemm::Linear::run: m=", args.m, " on an act-order tile that stages ",
+                        c.gather_rows, " rows, or without the layer's column order"));
+    p.k_order = problem_.k_order;
+  }
   MmaGemmMaps maps;
   QGEMM_RETURN_IF_ERROR(encode_tma_maps(c, p, &maps));
   const unsigned grid_y = static_cast<unsigned>(token_tiles(c, args.m));

@@ -35,6 +35,7 @@ class JitLayer final : public PreparedLayer {
   Status prepare(int64_t max_tokens) override;
   size_t workspace_bytes(int64_t m) const override;
   Status run(const LinearArgs& args) const override;
+  bool gathers_columns(const LinearArgs& args) const override;
   std::string describe() const override;
 
   const JitKernelPlan& plan() const { return plan_; }
@@ -59,6 +60,9 @@ class JitLayer final : public PreparedLayer {
   int64_t grid_x(const MmaGemmConfig& c) const;
   int64_t token_tiles(const MmaGemmConfig& c, int64_t m) const;
   int64_t padded_k() const { return (problem_.k + 7) / 8 * 8; }
+  /// Whether run(args) hands off to expansion + cuBLASLt (the bucket's choice, where cuBLASLt
+  /// takes the operands).
+  bool hands_off(const LinearArgs& args) const;
   Status run_mma(const LinearArgs& args, size_t bucket) const;
   Status run_expanded(const LinearArgs& args) const;
   Expected<std::shared_ptr<LtGemm>> gemm_for(int64_t m, bool bias) const;

@@ -61,7 +61,8 @@ int MmaGemmConfig::smem_bytes() const {
              mma_layout::stage_bytes(bits, tiles_n * warps_n, units_per_stage, block_m(), gps,
                                      elem_index(scale_table), zero_kind()),
              stages, wgmma) +
-         mma_layout::barrier_bytes(stages, warp_specialized);
+         mma_layout::barrier_bytes(stages, warp_specialized) +
+         (gather_rows > 0 ? (gather_rows + 1) * gather_cols * 2 : 0);
 }
 
 Status MmaGemmConfig::validate() const {
@@ -154,6 +155,13 @@ Status MmaGemmConfig::validate() const {
     return invalid_argument(str(where, ": gathered (MoE) TMA tiles copy their rows by the 32 ",
                                 "lanes of a warp: tiles of a multiple of 32 tokens, not ",
                                 block_m()));
+  if (gather_rows < 0 || gather_rows > block_m() ||
+      (gather_rows > 0 && (!can_gather_rows() || early_weights || gather_cols <= 0 ||
+                           gather_cols % 8 != 0 || gather_cols > 65536)))
+    return invalid_argument(str(where, ": act-order rows (gather_rows=", gather_rows,
+                                ", gather_cols=", gather_cols, ") are staged by mma.sync tiles ",
+                                "of dense layers without early weights, at most a token tile of ",
+                                "rows of a multiple of 8 columns up to 65536"));
   if (warps_k != 1 && !(warps_k == 2 && warp_specialized && warps_n * warps_m == 4))
     return invalid_argument(str(where, ": warps_k=", warps_k,
                                 " is not supported (1, or 2 for a warp-specialized tile of one "
@@ -168,7 +176,8 @@ std::string MmaGemmConfig::tiling() const {
              : wgmma          ? " wg"
                               : "",
              warps_k > 1 ? str(" kw", warps_k) : std::string(), prescaled ? " ps" : "",
-             tma ? " tma" : "", gathered ? " moe" : "", early_weights ? " early" : "");
+             tma ? " tma" : "", gathered ? " moe" : "", early_weights ? " early" : "",
+             gather_rows > 0 ? str(" rows", gather_rows, "x", gather_cols) : std::string());
 }
 
 std::string MmaGemmConfig::to_string() const {
@@ -253,45 +262,47 @@ KernelSpec MmaGemmConfig::spec() const {
   s.arch = arch;
   s.threads = threads();
   s.dynamic_smem = smem_bytes();
-  s.source =
-      str("#include \"", family, "/", family, ".cuh\"\nstruct Cfg {\n", format_fields(),
-          "  static constexpr int kWarpsN = ", warps_n,
-          ";\n"
-          "  static constexpr int kWarpsM = ",
-          warps_m,
-          ";\n"
-          "  static constexpr int kWarpsK = ",
-          warps_k,
-          ";\n"
-          "  static constexpr int kTilesN = ",
-          tiles_n,
-          ";\n"
-          "  static constexpr int kFragsM = ",
-          frags_m,
-          ";\n"
-          "  static constexpr int kUnitsPerStage = ",
-          units_per_stage,
-          ";\n"
-          "  static constexpr int kStages = ",
-          stages,
-          ";\n"
-          "  static constexpr bool kWgmma = ",
-          wgmma ? "true" : "false",
-          ";\n"
-          "  static constexpr bool kWarpSpecialized = ",
-          warp_specialized ? "true" : "false",
-          ";\n"
-          "  static constexpr bool kPrescaled = ",
-          prescaled ? "true" : "false",
-          ";\n"
-          "  static constexpr bool kTma = ",
-          tma ? "true" : "false", ";\n",
-          gathered ? "  static constexpr bool kGathered = true;\n" : "",
-          early_weights ? "  static constexpr bool kEarlyWeights = true;\n" : "",
-          "};\n"
-          "template __global__ void qgemm::", family,
-          "_kernel<Cfg>(const qgemm::MmaGemmParams, const __grid_constant__ qgemm::MmaGemmMaps",
-          gathered ? ", const qgemm::MoeGroupParams" : "", ");\n");
+  s.source = str(
+      "#include \"", family, "/", family, ".cuh\"\nstruct Cfg {\n", format_fields(),
+      "  static constexpr int kWarpsN = ", warps_n,
+      ";\n"
+      "  static constexpr int kWarpsM = ",
+      warps_m,
+      ";\n"
+      "  static constexpr int kWarpsK = ",
+      warps_k,
+      ";\n"
+      "  static constexpr int kTilesN = ",
+      tiles_n,
+      ";\n"
+      "  static constexpr int kFragsM = ",
+      frags_m,
+      ";\n"
+      "  static constexpr int kUnitsPerStage = ",
+      units_per_stage,
+      ";\n"
+      "  static constexpr int kStages = ",
+      stages,
+      ";\n"
+      "  static constexpr bool kWgmma = ",
+      wgmma ? "true" : "false",
+      ";\n"
+      "  static constexpr bool kWarpSpecialized = ",
+      warp_specialized ? "true" : "false",
+      ";\n"
+      "  static constexpr bool kPrescaled = ",
+      prescaled ? "true" : "false",
+      ";\n"
+      "  static constexpr bool kTma = ",
+      tma ? "true" : "false", ";\n", gathered ? "  static constexpr bool kGathered = true;\n" : "",
+      early_weights ? "  static constexpr bool kEarlyWeights = true;\n" : "",
+      gather_rows > 0 ? str("  static constexpr int kGatherRows = ", gather_rows,
+                            ";\n  static constexpr int kGatherCols = ", gather_cols, ";\n")
+                      : std::string(),
+      "};\n"
+      "template __global__ void qgemm::",
+      family, "_kernel<Cfg>(const qgemm::MmaGemmParams, const __grid_constant__ qgemm::MmaGemmMaps",
+      gathered ? ", const qgemm::MoeGroupParams" : "", ");\n");
   s.name_expression = str("&qgemm::", family, "_kernel<Cfg>");
   s.programmatic_launch = programmatic_launch();
   return s;

@@ -56,6 +56,12 @@ struct MmaGemmConfig {
   /// copied before the wait for the previous kernel, for layers whose previous kernel lets them
   /// start early (MmaGemm::kEarlyWeights; LayerProblem::early_weights).
   bool early_weights = false;
+  /// Decode tiles of an act-order layer: up to `gather_rows` tokens, whose model-order rows of
+  /// `gather_cols` columns (the layer's K, padded to a multiple of 8) the kernel stages in
+  /// shared memory with the CTA's slice of the column order, and builds each stage from them
+  /// (MmaGemm::kGatherRows; MmaGemmParams::k_order), instead of a gather kernel before it.
+  int gather_rows = 0;
+  int gather_cols = 0;
   std::string arch = "sm_80";
 
   /// The format part of a config for a layer; tiling left at defaults.
@@ -65,7 +71,7 @@ struct MmaGemmConfig {
   std::string to_string() const;
   /// Tiling only, e.g. "w4x1 t2 f8 u2 s4" (" wg" appended for wgmma, " ws" when also
   /// warp-specialized, " kw2" for two compute warpgroups along K, " ps" when prescaled, " tma"
-  /// for TMA stage copies).
+  /// for TMA stage copies, " rows1x8192" when it stages act-order rows).
   std::string tiling() const;
   uint64_t hash() const;
   KernelSpec spec() const;
@@ -78,6 +84,9 @@ struct MmaGemmConfig {
   /// two-stage ring becomes four stages of half the K (the same bytes, three stages ahead
   /// instead of one). Other tiles are returned as they are.
   MmaGemmConfig early_weights_variant() const;
+  /// Whether this tile can stage act-order rows (gather_rows): mma.sync ring tiles of dense
+  /// layers.
+  bool can_gather_rows() const { return !wgmma && !gathered; }
 
   /// Compute warps plus the copy warpgroup when warp-specialized.
   int threads() const { return 32 * warps_n * warps_m * warps_k + (warp_specialized ? 128 : 0); }

@@ -14,9 +14,50 @@ std::string range_text(int64_t lo, int64_t hi) {
 
 }  // namespace
 
-void JitKernelPlan::use_early_weights() {
-  for (JitBucket& b : buckets) b.config = b.config.early_weights_variant();
+int act_order_rows(const MmaGemmConfig& tile, int64_t k, const DeviceInfo& device) {
+  // NOTE: only where measured to gain (docs/design.md, "act-order rows in the decode tile"):
+  // rings of four stages or more, at most 2 rows, two CTAs per SM. A tile whose rows left room
+  // for one CTA per SM ran 40% slower; two-stage rings and more rows are not measured.
+  constexpr int kMaxRows = 2;
+  constexpr int kMinStages = 4;
+  const int64_t cols = (k + 7) / 8 * 8;
+  if (!tile.can_gather_rows() || tile.early_weights || tile.stages < kMinStages || cols > 65536)
+    return 0;
+  // An SM's shared memory, and per CTA the driver's 1 KB and the kernel's static bytes: two
+  // CTAs of exactly half an SM leave room for only one.
+  const int64_t smem_sm = std::max<int64_t>(device.smem_per_block, 48 << 10) + 1024;
+  MmaGemmConfig c = tile;
+  c.gather_cols = static_cast<int>(cols);
+  int rows = 0;
+  for (int r = 1; r <= std::min(kMaxRows, tile.block_m()); ++r) {
+    c.gather_rows = r;
+    if (2 * (c.smem_bytes() + kMmaStaticSmemBytes + 1024) > smem_sm ||
+        c.smem_bytes() + kMmaStaticSmemBytes > device.smem_per_block)
+      break;
+    rows = r;
+  }
+  return rows;
 }
+
+void JitKernelPlan::use_act_order(int64_t k, const DeviceInfo& device, bool early_weights) {
+  std::vector<JitBucket> planned = std::move(buckets);
+  buckets.clear();
+  for (JitBucket b : planned) {
+    const int rows = buckets.empty() && !b.expand ? act_order_rows(b.config, k, device) : 0;
+    if (rows > 0) {
+      JitBucket staging = b;
+      staging.config.gather_rows = rows;
+      staging.config.gather_cols = static_cast<int>((k + 7) / 8 * 8);
+      staging.max_m = std::min<int64_t>(b.max_m, rows);
+      buckets.push_back(staging);
+      if (b.max_m <= rows) continue;
+    }
+    if (early_weights) b.config = b.config.early_weights_variant();
+    buckets.push_back(b);
+  }
+}
+
+bool JitKernelPlan::gathers_rows(int64_t m) const { return bucket_for(m).config.gather_rows > 0; }
 
 const JitBucket& JitKernelPlan::bucket_for(int64_t m) const {
   for (const JitBucket& b : buckets)

@@ -40,10 +40,21 @@ struct JitKernelPlan {
   /// range each serves ("1-8", "65+", "512+ (then cuBLASLt)").
   std::vector<KernelSpec> kernels(int64_t max_tokens,
                                   std::vector<std::string>* ranges = nullptr) const;
-  /// The plan an act-order layer runs: each bucket's tile as its early_weights_variant (the
-  /// gather before the GEMM lets it start early).
-  void use_early_weights();
+  /// The plan an act-order layer of K `k` runs on `device`. The decode bucket's mma.sync tile
+  /// stages the model-order rows itself for as many tokens as leave two CTAs per SM room
+  /// (act_order_rows; the bucket splits there). Every other bucket runs after the gather
+  /// kernel: with `early_weights` (it is launched programmatically) as its
+  /// early_weights_variant, which starts during the gather.
+  void use_act_order(int64_t k, const DeviceInfo& device, bool early_weights);
+  /// Whether the kernel that runs m tokens stages act-order rows itself (gather_rows).
+  bool gathers_rows(int64_t m) const;
 };
+
+/// The most tokens (up to 2) an act-order decode tile `tile` of a layer of K `k` stages as
+/// whole rows (MmaGemmConfig::gather_rows) while two CTAs still fit an SM of `device`; 0 where
+/// none fits, or the tile cannot or is a ring of fewer than four stages. Rows and order cost
+/// (rows + 1) x K x 2 bytes of shared memory.
+int act_order_rows(const MmaGemmConfig& tile, int64_t k, const DeviceInfo& device);
 
 /// The value of LinearOptions::tuning_table that turns tables off.
 inline constexpr const char* kNoTuningTable = "none";

@@ -11,8 +11,6 @@
 namespace qgemm {
 namespace {
 
-// Shared memory the kernels declare statically, on top of their ring (a bound, not a count).
-constexpr int64_t kStaticSmemBytes = 256;
 
 }  // namespace
 
@@ -182,7 +180,7 @@ Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& wei
     c.units_per_stage *= 2, c.stages /= 2;
   // The kernels' static shared memory (the split-K fix-up's flag, 128 bytes in `qgemm jit
   // check`) counts against the same per-block limit as the ring.
-  const int64_t smem_limit = device.smem_per_block - kStaticSmemBytes;
+  const int64_t smem_limit = device.smem_per_block - kMmaStaticSmemBytes;
   while (c.smem_bytes() > smem_limit && c.stages > 2) --c.stages;
   if (c.smem_bytes() > smem_limit && c.units_per_stage > 1) c.units_per_stage = 1;
   while (c.smem_bytes() > smem_limit && c.stages > 2) --c.stages;
@@ -192,7 +190,8 @@ Expected<MmaGemmConfig> mma_config_for(const MmaTile& t, const WeightFormat& wei
   // sm_75 has 64 KB: two stages of the 256-K units of 7-bit codes need fewer rows per CTA too.
   while (!c.wgmma && c.smem_bytes() > smem_limit && c.warps_n > 1) c.warps_n /= 2;
   if (c.smem_bytes() > smem_limit)
-    return unsupported(str("mma_gemm ", c.to_string(), " needs ", c.smem_bytes() + kStaticSmemBytes,
+    return unsupported(str("mma_gemm ", c.to_string(), " needs ",
+                           c.smem_bytes() + kMmaStaticSmemBytes,
                            " bytes of shared memory, the device allows ", device.smem_per_block));
   Status s = c.validate();
   if (!s.ok()) return unsupported(s.message());

@@ -8,6 +8,10 @@
 
 namespace qgemm {
 
+/// Shared memory the mma_gemm kernels declare statically, on top of their dynamic ring (a
+/// bound, not a count).
+inline constexpr int64_t kMmaStaticSmemBytes = 256;
+
 /// The most K splits a launch takes (fix-up partials and counters are sized for it).
 inline constexpr int kMaxSplits = 16;
 

@@ -83,12 +83,14 @@ if(NOT rc EQUAL 0 OR NOT stdout MATCHES "act-order" OR NOT stdout MATCHES "uint4
   message(FATAL_ERROR "qgemm verify --checkpoint exited with ${rc}\n${stdout}\n${stderr}")
 endif()
 
-# inspect plans the act-order layer for a described Hopper with the tiles Linear runs it on
-# (their weights copied early: the gather before the GEMM lets it start early).
+# inspect plans the act-order layer for a described Hopper with the tiles Linear runs it on:
+# at 1-2 tokens the decode tile staging the rows itself, after them its weights copied early
+# (the gather kernel before the GEMM lets it start early).
 execute_process(
-  COMMAND ${QGEMM} inspect ${WORK}/checkpoint --arch sm_90a --m 1
+  COMMAND ${QGEMM} inspect ${WORK}/checkpoint --arch sm_90a --m 1,3
   RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
-if(NOT rc EQUAL 0 OR NOT stdout MATCHES "act-order" OR NOT stdout MATCHES "M=1 +dense_mma .* early")
+if(NOT rc EQUAL 0 OR NOT stdout MATCHES "act-order" OR NOT stdout MATCHES "M=1 +dense_mma .* rows2x32"
+   OR NOT stdout MATCHES "M=3 +dense_mma .* early")
   message(FATAL_ERROR "qgemm inspect --arch sm_90a exited with ${rc}\n${stdout}\n${stderr}")
 endif()
 

@@ -47,10 +47,12 @@ TEST(LinearGpu, CpuFallbackFromDeviceMemory) {
 // Act-order layers (LinearOptions::k_order) gather the model-order activations on the GPU: the
 // same bits as the layer without k_order on activations in the stored order, for the decode,
 // mid and large-M kernels; poisoned outputs all written.
-// Both gathers (act_order.cpp): direct below 64 rows (1 to 40 rows, K up to 28672), for K past
-// what a row of shared memory holds and for odd K (scalar stores, with the decode tiles' padded
-// rows at 1 and 7 rows); staged in one slab of several chunks a thread (M = 300) or in slabs of
-// their own (M = 100, K = 8192).
+// The decode tile stages the rows itself up to act_order_rows tokens (1 and 2 at K = 1024, and
+// int4/channel at K = 1001, whose padded rows the order's padding points into); past them, for
+// K = 28672 (rows too long to stage) and for three-stage rings (int8/channel), the gather kernel
+// (act_order.cpp) runs first: direct below 64 rows, for K past what a row of shared memory
+// holds and for odd K (scalar stores); staged in one slab of several chunks a thread (M = 300)
+// or in slabs of their own (M = 100, K = 8192).
 TEST(LinearGpu, ActOrderGatherGivesTheBitsOfTheStoredOrder) {
   QGEMM_REQUIRE_GPU();
   struct Case {
@@ -65,6 +67,8 @@ TEST(LinearGpu, ActOrderGatherGivesTheBitsOfTheStoredOrder) {
   cases.push_back({"uint4/g128/fp16/zp", "fp16", 256, 28672, 1});
   cases.push_back({"int8/channel/bf16", "bf16", 64, 1001, 1});
   cases.push_back({"int8/channel/bf16", "bf16", 64, 1001, 7});
+  cases.push_back({"int4/channel/bf16", "bf16", 520, 1001, 1});
+  cases.push_back({"int4/channel/bf16", "bf16", 520, 1001, 2});
   cases.push_back({"int4/g128/bf16", "bf16", 64, 33024, 40});
   cases.push_back({"int4/g128/bf16", "bf16", 64, 8192, 100});
   cases.push_back({"int4/g128/bf16", "bf16", 64, 8192, 300});

@@ -5,6 +5,7 @@
 #include <functional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -130,6 +131,14 @@ TEST(MmaGemmConfig, HashIsEqualForEqualConfigsAndDiffersForEveryField) {
       [](MmaGemmConfig& c) { c.arch = "sm_90a"; },
       [](MmaGemmConfig& c) { c.wgmma = true; },
       [](MmaGemmConfig& c) { c.prescaled = true; },
+      [](MmaGemmConfig& c) {
+        c.gather_rows = 2;
+        c.gather_cols = 8192;
+      },
+      [](MmaGemmConfig& c) {
+        c.gather_rows = 2;
+        c.gather_cols = 4096;
+      },
   };
   std::set<uint64_t> hashes = {base.hash()};
   for (size_t i = 0; i < changes.size(); ++i) {
@@ -316,6 +325,43 @@ TEST(MmaGemmConfig, WgmmaConfigsCompileWithoutSpills) {
   EXPECT_EQ(8, testing::count_of(*ptx, "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"))
       << "two units of four k-steps per pipeline stage";
   EXPECT_NE(std::string::npos, ptx->find("fence.proxy.async.shared::cta"));
+}
+
+// Act-order decode tiles that stage the token rows (gather_rows): the four-stage 8-token tile of
+// GPTQ's formats on Hopper and Ampere, one and two rows, a padded K; no spills, the staged rows
+// and order after the ring in the shared memory the spec asks for.
+TEST(MmaGemmConfig, ActOrderRowTilesCompileWithoutSpills) {
+  QGEMM_REQUIRE_NVRTC();
+  std::vector<KernelSpec> specs;
+  for (const char* arch : {"sm_90a", "sm_80"})
+    for (const auto& [weight, act, rows, cols] :
+         {std::tuple{"uint4/g128/fp16/zp", DType::fp16(), 2, 8192},
+          std::tuple{"int4/g128/bf16", DType::bf16(), 1, 14336},
+          std::tuple{"int4/channel/bf16", DType::bf16(), 2, 1008}}) {
+      MmaGemmConfig c = config_for(weight, act, act);
+      c.arch = arch;
+      c.warps_n = 4;
+      c.frags_m = 1;
+      c.units_per_stage = 4;
+      c.stages = 4;
+      const int ring = c.smem_bytes();
+      c.gather_rows = rows;
+      c.gather_cols = cols;
+      ASSERT_TRUE(c.validate().ok()) << c.validate().message();
+      EXPECT_EQ(c.smem_bytes(), ring + (rows + 1) * cols * 2);
+      EXPECT_NE(c.to_string().find(str(" rows", rows, "x", cols)), std::string::npos);
+      specs.push_back(c.spec());
+    }
+  compile_and_check(specs, [](const KernelSpec& spec, const auto& kernel) {
+    EXPECT_EQ(0, kernel.resources.spill_stores) << spec.config;
+    EXPECT_EQ(0, kernel.resources.spill_loads) << spec.config;
+    EXPECT_EQ(0, kernel.resources.stack_frame) << spec.config;
+    EXPECT_NE(spec.source.find("kGatherRows = "), std::string::npos);
+  });
+  MmaGemmConfig odd = config_for("int4/g128/bf16");
+  odd.gather_rows = 1;
+  odd.gather_cols = 1001;
+  EXPECT_FALSE(odd.validate().ok()) << "rows of whole 16-byte chunks";
 }
 
 // The warp-specialized kernel moves registers between its warpgroups with setmaxnreg; the CTA's

@@ -292,5 +292,76 @@ TEST(DensePlan, EarlyWeightsVariantOnlyForProgrammaticRingTiles) {
         << "no programmatic launch before sm_90a: " << e.config.to_string();
 }
 
+// Act-order layers (JitKernelPlan::use_act_order): the decode bucket's mma.sync tile, a ring of
+// four stages or more, stages the model-order rows of up to 2 tokens where two CTAs still fit an
+// SM (the bucket splits there, the same tile on both sides); every other bucket runs after the
+// gather kernel as its early variant. Layers of K past 16-bit indices, rows too long for shared
+// memory and two-stage rings stage none.
+TEST(DensePlan, ActOrderPlansStageRowsInTheDecodeTileOnly) {
+  const WeightFormat w = *WeightFormat::parse("uint4/g128/fp16/zp");
+  for (const char* arch : {"sm_90a", "sm_89", "sm_80"}) {
+    for (int64_t k : {4096, 8192, 14336, 1001}) {
+      SCOPED_TRACE(str(arch, " K=", k));
+      const DeviceInfo device = *device_preset(arch);
+      auto planned =
+          plan_jit_kernels(8192, k, w, DType::fp16(), DType::fp16(), device, true, kNoTuningTable);
+      ASSERT_TRUE(planned.ok()) << planned.status().to_string();
+      JitKernelPlan plan = *planned;
+      plan.use_act_order(k, device, true);
+      ASSERT_FALSE(plan.buckets.empty());
+      EXPECT_EQ(plan.buckets.back().max_m, INT64_MAX);
+      const int rows = act_order_rows(planned->buckets.front().config, k, device);
+      // Hopper's 227 KB fit a four-stage decode tile twice with a row of these K; sm_89's 99 KB
+      // may not.
+      const MmaGemmConfig& decode = planned->buckets.front().config;
+      if (std::string(arch) == "sm_90a" && decode.stages >= 4) {
+        EXPECT_GE(rows, 1);
+      }
+      if (decode.stages < 4) {
+        EXPECT_EQ(rows, 0) << decode.to_string();
+      }
+      EXPECT_LE(rows, 2);
+      for (int64_t m : {1, 2, 3, 7, 8, 9, 16, 33, 100, 1000, 5000}) {
+        SCOPED_TRACE(str("M=", m));
+        const JitBucket& before = planned->bucket_for(m);
+        const JitBucket& after = plan.bucket_for(m);
+        EXPECT_EQ(before.expand, after.expand);
+        EXPECT_EQ(plan.gathers_rows(m), m <= rows);
+        MmaGemmConfig expected = before.config;
+        if (m <= rows) {
+          expected.gather_rows = rows;
+          expected.gather_cols = static_cast<int>((k + 7) / 8 * 8);
+          // Two CTAs of it fit an SM, with their static bytes and the driver's 1 KB each.
+          EXPECT_LE(2 * (after.config.smem_bytes() + kMmaStaticSmemBytes + 1024),
+                    device.smem_per_block + 1024);
+        } else {
+          expected = expected.early_weights_variant();
+        }
+        EXPECT_EQ(after.config, expected) << after.config.to_string();
+        EXPECT_TRUE(after.config.validate().ok()) << after.config.validate().to_string();
+      }
+      // The staging kernel is compiled with the others, under a name of its own.
+      bool compiled = false;
+      for (const KernelSpec& s : plan.kernels(4096))
+        compiled |= s.source.find("kGatherRows = ") != std::string::npos &&
+                    s.config.find(" rows") != std::string::npos;
+      EXPECT_EQ(compiled, rows > 0);
+    }
+  }
+  const DeviceInfo h100 = *device_preset("sm_90a");
+  const MmaGemmConfig decode =
+      plan_mma_gemm(8192, 8192, w, DType::fp16(), DType::fp16(), h100)->front().config;
+  EXPECT_EQ(act_order_rows(decode, 65536 + 8, h100), 0) << "16-bit indices";
+  EXPECT_EQ(act_order_rows(decode, 60000, h100), 0)
+      << "a row and the order of 120 KB each do not fit an SM twice";
+  MmaGemmConfig wgmma =
+      plan_mma_gemm(8192, 8192, w, DType::fp16(), DType::fp16(), h100)->back().config;
+  ASSERT_TRUE(wgmma.wgmma);
+  EXPECT_EQ(act_order_rows(wgmma, 8192, h100), 0);
+  wgmma.gather_rows = 1;
+  wgmma.gather_cols = 8192;
+  EXPECT_FALSE(wgmma.validate().ok()) << "only mma.sync tiles stage act-order rows";
+}
+
 }  // namespace
 }  // namespace qgemm

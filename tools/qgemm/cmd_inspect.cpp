@@ -176,7 +176,8 @@ int run_inspect(const InspectOptions& o) {
       std::printf("    no jit plan: %s\n", plan.status().message().c_str());
       continue;
     }
-    if (!imported->k_order.empty()) plan->use_early_weights();  // as Linear runs act-order
+    // As Linear runs act-order (launched programmatically).
+    if (!imported->k_order.empty()) plan->use_act_order(w.k, device, true);
     for (int64_t m : o.m) {
       const JitBucket& b = plan->bucket_for(m);
       std::printf("    M=%-6lld %s %s\n", (long long)m, std::string(b.family->name()).c_str(),
