@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "families/dense_expand.h"
+#include "plan/mma_launch.h"
 #include "util/error.h"
 
 namespace qgemm {
@@ -23,9 +24,9 @@ int act_order_rows(const MmaGemmConfig& tile, int64_t k, const DeviceInfo& devic
   const int64_t cols = (k + 7) / 8 * 8;
   if (!tile.can_gather_rows() || tile.early_weights || tile.stages < kMinStages || cols > 65536)
     return 0;
-  // An SM's shared memory, and per CTA the driver's 1 KB and the kernel's static bytes: two
-  // CTAs of exactly half an SM leave room for only one.
-  const int64_t smem_sm = std::max<int64_t>(device.smem_per_block, 48 << 10) + 1024;
+  // Per CTA the driver's 1 KB and the kernel's static bytes count too: two CTAs of exactly half
+  // an SM leave room for only one.
+  const int64_t smem_sm = mma_sm_shared_memory(device);
   MmaGemmConfig c = tile;
   c.gather_cols = static_cast<int>(cols);
   int rows = 0;
@@ -56,8 +57,6 @@ void JitKernelPlan::use_act_order(int64_t k, const DeviceInfo& device, bool earl
     buckets.push_back(b);
   }
 }
-
-bool JitKernelPlan::gathers_rows(int64_t m) const { return bucket_for(m).config.gather_rows > 0; }
 
 const JitBucket& JitKernelPlan::bucket_for(int64_t m) const {
   for (const JitBucket& b : buckets)

@@ -46,8 +46,6 @@ struct JitKernelPlan {
   /// kernel: with `early_weights` (it is launched programmatically) as its
   /// early_weights_variant, which starts during the gather.
   void use_act_order(int64_t k, const DeviceInfo& device, bool early_weights);
-  /// Whether the kernel that runs m tokens stages act-order rows itself (gather_rows).
-  bool gathers_rows(int64_t m) const;
 };
 
 /// The most tokens (up to 2) an act-order decode tile `tile` of a layer of K `k` stages as

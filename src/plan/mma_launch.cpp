@@ -16,12 +16,15 @@ constexpr double kDecodeBytesInFlight = 48.0 * 1024;
 
 }  // namespace
 
+int64_t mma_sm_shared_memory(const DeviceInfo& device) {
+  return std::max<int64_t>(device.smem_per_block, 48 << 10) + 1024;
+}
+
 int mma_resident_estimate(const MmaGemmConfig& c, const DeviceInfo& device, int registers) {
   // NOTE: an SM has the opt-in per-block limit plus 1 KB of shared memory, and the driver
   // reserves 1 KB per CTA; 2048 threads (1536 on sm_86/89 make this an over-estimate there,
   // sm_75 has 1024); 64 K registers, allocated per warp in units of 256 (8 per thread).
-  const int64_t smem_sm = std::max<int64_t>(device.smem_per_block, 48 << 10) + 1024;
-  const int64_t by_smem = smem_sm / (c.smem_bytes() + 1024);
+  const int64_t by_smem = mma_sm_shared_memory(device) / (c.smem_bytes() + 1024);
   const int64_t by_threads = (device.sm() == 75 ? 1024 : 2048) / c.threads();
   int64_t resident = std::min(by_smem, by_threads);
   if (registers > 0)

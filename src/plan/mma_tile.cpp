@@ -9,10 +9,6 @@
 #include "util/error.h"
 
 namespace qgemm {
-namespace {
-
-
-}  // namespace
 
 std::string MmaTile::to_string() const {
   return str("w", warps_n, "x", warps_m, " t", tiles_n, " f", frags_m, " s", stages, " k", stage_k,
