@@ -103,6 +103,24 @@ MmaTile tile_for(const Bucket& bucket, const GemmProblem& p) {
   if (bucket.max_m <= 8 && tile.frags_m == 1 && weight.type.bits == 8 &&
       !weight.has_group_scales() && !fits_one_wave(tile, p))
     tile.warps_n = 1, tile.warps_m = 1, tile.tiles_n = 1, tile.stages = 3, tile.stage_k = 256;
+  // NOTE: a decode grid larger than one wave of resident CTAs at one split (N of 28672 and up)
+  // runs as fast as the CTAs an SM holds at once. The four-warp tile's ring halves its stage K
+  // while that lets another CTA in, up to the four its registers allow (128 per thread as
+  // compiled): nvfp4's four 256-K stages (57344 bytes, a quarter SM before the kernel's static
+  // bytes) fit three per SM (docs/design.md, "decode rings that fit the wave"). The one-warp
+  // 8-bit CTAs above keep their measured ring.
+  if (bucket.max_m <= 8 && tile.frags_m == 1 && tile.warps_n * tile.warps_m == 4 &&
+      !fits_one_wave(tile, p)) {
+    constexpr int kDecodeRegisters = 128;
+    const auto resident = [&](const MmaTile& t) {
+      const auto c = mma_config_for(t, p.weight, p.act, p.out, p.device);
+      return c.ok() ? mma_resident_estimate(*c, p.device, kDecodeRegisters) : 0;
+    };
+    for (MmaTile halved = tile; halved.stage_k > 64; tile = halved) {
+      halved.stage_k /= 2;
+      if (resident(halved) <= resident(tile)) break;
+    }
+  }
   // NOTE: decode of codes of at most 4 bits without zero points runs two 512-K stages instead
   // of four 256-K ones (the same ring bytes, half the CTA-wide barriers per weight byte) where
   // a row has at least 16 such stages (K >= 8192) and the unsplit grid fits one wave

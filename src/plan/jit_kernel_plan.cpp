@@ -17,22 +17,17 @@ std::string range_text(int64_t lo, int64_t hi) {
 
 int act_order_rows(const MmaGemmConfig& tile, int64_t k, const DeviceInfo& device) {
   // NOTE: only where measured to gain (docs/design.md, "act-order rows in the decode tile"):
-  // rings of four stages or more, at most 2 rows, two CTAs per SM. A tile whose rows left room
-  // for one CTA per SM ran 40% slower; two-stage rings and more rows are not measured.
+  // at most 2 rows, two CTAs per SM. A tile whose rows left room for one CTA per SM ran 40%
+  // slower; more rows are not measured.
   constexpr int kMaxRows = 2;
-  constexpr int kMinStages = 4;
   const int64_t cols = (k + 7) / 8 * 8;
-  if (!tile.can_gather_rows() || tile.early_weights || tile.stages < kMinStages || cols > 65536)
-    return 0;
-  // Per CTA the driver's 1 KB and the kernel's static bytes count too: two CTAs of exactly half
-  // an SM leave room for only one.
-  const int64_t smem_sm = mma_sm_shared_memory(device);
+  if (!tile.can_gather_rows() || tile.early_weights || cols > 65536) return 0;
   MmaGemmConfig c = tile;
   c.gather_cols = static_cast<int>(cols);
   int rows = 0;
   for (int r = 1; r <= std::min(kMaxRows, tile.block_m()); ++r) {
     c.gather_rows = r;
-    if (2 * (c.smem_bytes() + kMmaStaticSmemBytes + 1024) > smem_sm ||
+    if (mma_resident_estimate(c, device) < 2 ||
         c.smem_bytes() + kMmaStaticSmemBytes > device.smem_per_block)
       break;
     rows = r;

@@ -14,17 +14,21 @@ namespace {
 // over 132 SMs is ~30 bytes per ns per SM, times ~1.6 us of loaded latency.
 constexpr double kDecodeBytesInFlight = 48.0 * 1024;
 
-}  // namespace
-
-int64_t mma_sm_shared_memory(const DeviceInfo& device) {
+// Shared memory of one SM: the opt-in per-block limit plus the 1 KB the driver reserves per
+// CTA (which each resident CTA takes again).
+int64_t sm_shared_memory(const DeviceInfo& device) {
   return std::max<int64_t>(device.smem_per_block, 48 << 10) + 1024;
 }
 
+}  // namespace
+
 int mma_resident_estimate(const MmaGemmConfig& c, const DeviceInfo& device, int registers) {
   // NOTE: an SM has the opt-in per-block limit plus 1 KB of shared memory, and the driver
-  // reserves 1 KB per CTA; 2048 threads (1536 on sm_86/89 make this an over-estimate there,
-  // sm_75 has 1024); 64 K registers, allocated per warp in units of 256 (8 per thread).
-  const int64_t by_smem = mma_sm_shared_memory(device) / (c.smem_bytes() + 1024);
+  // reserves 1 KB per CTA on top of the kernel's ring and static bytes (a tile of exactly a
+  // quarter SM fits three, not four); 2048 threads (1536 on sm_86/89 make this an
+  // over-estimate there, sm_75 has 1024); 64 K registers, allocated per warp in units of 256
+  // (8 per thread).
+  const int64_t by_smem = sm_shared_memory(device) / (c.smem_bytes() + kMmaStaticSmemBytes + 1024);
   const int64_t by_threads = (device.sm() == 75 ? 1024 : 2048) / c.threads();
   int64_t resident = std::min(by_smem, by_threads);
   if (registers > 0)

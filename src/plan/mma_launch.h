@@ -16,10 +16,6 @@ namespace qgemm {
 /// `registers` per thread are known (> 0), registers; without them an upper bound.
 int mma_resident_estimate(const MmaGemmConfig& config, const DeviceInfo& device, int registers = 0);
 
-/// Shared memory of one SM of `device`: the opt-in per-block limit plus the 1 KB the driver
-/// reserves per CTA (which each resident CTA takes again).
-int64_t mma_sm_shared_memory(const DeviceInfo& device);
-
 /// CTAs of one K split of `config` over a layer of `n` rows and `m` tokens.
 int64_t mma_ctas(const MmaGemmConfig& config, int64_t m, int64_t n);
 

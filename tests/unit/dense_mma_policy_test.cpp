@@ -88,6 +88,38 @@ Expected<std::vector<MmaPlanEntry>> plan_long_stage_case(const LongStageCase& c,
   return plan_mma_gemm(c.n, c.k, *WeightFormat::parse(c.spec), act, DType::bf16(), d);
 }
 
+// A decode grid past one wave of resident CTAs at one split halves its four-warp ring's stage K
+// while that lets another CTA in, up to the four the tile's registers allow; a grid that splits
+// to fill the GPU keeps its ring.
+TEST(DenseMmaPolicy, DecodeRingsOfGridsPastAWaveLetAnotherCtaIn) {
+  const DeviceInfo d = *device_preset("sm_90a");
+  const WeightFormat nvfp4 = *WeightFormat::parse("nvfp4");
+  auto decode = [&](int64_t n, int64_t k) {
+    auto plan = plan_mma_gemm(n, k, nvfp4, DType::bf16(), DType::bf16(), d);
+    EXPECT_TRUE(plan.ok()) << plan.status().to_string();
+    return plan.ok() ? entry_for(*plan, 1).config : MmaGemmConfig{};
+  };
+  for (auto [n, k] : {std::pair<int64_t, int64_t>{28672, 4096}, {57344, 8192}, {55296, 5120}}) {
+    const MmaGemmConfig c = decode(n, k);
+    EXPECT_EQ(4, mma_resident_estimate(c, d, 128)) << n << " x " << k << ": " << c.to_string();
+    EXPECT_LT(c.stage_k(), 256) << c.to_string();
+  }
+  for (auto [n, k] : {std::pair<int64_t, int64_t>{8192, 8192}, {10240, 8192}, {4096, 14336}}) {
+    const MmaGemmConfig c = decode(n, k);
+    EXPECT_EQ(256, c.stage_k()) << n << " x " << k << ": " << c.to_string();
+    EXPECT_LE(mma_ctas(c, 1, n) * mma_splits(c, 1, n, k, d),
+              mma_resident_estimate(c, d) * d.multiprocessors);
+  }
+  // int4/g128's ring already fits four CTAs: unchanged on any N.
+  for (int64_t n : {8192, 28672, 57344}) {
+    auto plan = plan_mma_gemm(n, 8192, *WeightFormat::parse("int4/g128/bf16"), DType::bf16(),
+                              DType::bf16(), d);
+    ASSERT_TRUE(plan.ok());
+    EXPECT_EQ(4, mma_resident_estimate(entry_for(*plan, 1).config, d, 128)) << n;
+    EXPECT_GE(entry_for(*plan, 1).config.stage_k(), 256) << n;
+  }
+}
+
 // Hopper's decode bucket (at most 8 tokens) runs two 512-K stages instead of four 256-K ones for
 // codes of at most 4 bits without zero points, groups of 32 or more, where K >= 8192 and the
 // unsplit grid of 64-row CTAs fits one wave (H200: 528 CTAs of 4 per SM); everything else and

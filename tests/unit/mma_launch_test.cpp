@@ -44,6 +44,40 @@ TEST(MmaLaunch, SplitsStayWithinTheCtasTheRegistersLeaveRoomFor) {
   }
 }
 
+// Each resident CTA takes its ring, the kernel's static bytes and the driver's 1 KB: the nvfp4
+// decode tile asks for exactly a quarter of a Hopper SM's shared memory with its 1 KB, which the
+// static bytes turn into three CTAs; K splits are sized for those three, one wave.
+TEST(MmaLaunch, ResidencyCountsTheKernelsStaticSharedMemory) {
+  for (const char* arch : {"sm_90a", "sm_89", "sm_80"}) {
+    const DeviceInfo d = *device_preset(arch);
+    const int64_t sm_smem = d.smem_per_block + 1024;
+    for (const char* w : {"nvfp4", "int4/g128/bf16", "uint4/g128/bf16/zp", "int8/channel/bf16",
+                          "mxfp4", "int3/g128/bf16"}) {
+      auto plan =
+          plan_mma_gemm(8192, 8192, *WeightFormat::parse(w), DType::bf16(), DType::bf16(), d);
+      ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+      for (const MmaPlanEntry& e : *plan) {
+        const int64_t per_cta = e.config.smem_bytes() + kMmaStaticSmemBytes + 1024;
+        const int resident = mma_resident_estimate(e.config, d);
+        EXPECT_LE(resident * per_cta, sm_smem) << arch << " " << e.config.to_string();
+        if (resident < 2048 / e.config.threads()) {
+          EXPECT_GT((resident + 1) * per_cta, sm_smem) << arch << " " << e.config.to_string();
+        }
+      }
+    }
+  }
+  const DeviceInfo h100 = *device_preset("sm_90a");
+  auto nvfp4 =
+      plan_mma_gemm(8192, 8192, *WeightFormat::parse("nvfp4"), DType::bf16(), DType::bf16(), h100);
+  ASSERT_TRUE(nvfp4.ok()) << nvfp4.status().to_string();
+  const MmaGemmConfig& decode = entry_for(*nvfp4, 1).config;
+  if (4 * (decode.smem_bytes() + 1024) == h100.smem_per_block + 1024) {
+    EXPECT_EQ(3, mma_resident_estimate(decode, h100)) << decode.to_string();
+    EXPECT_LE(8192 / decode.block_n() * mma_splits(decode, 1, 8192, 8192, h100),
+              3 * h100.multiprocessors);
+  }
+}
+
 // K splits of the warp-specialized Hopper tiles are summed in a thread-block cluster (2..8 of
 // them), and so are those of the 8-token decode tile split in two; other decode tiles, other
 // split counts and other architectures keep the global fix-up.
