@@ -124,9 +124,13 @@ int64_t ctas_along_n(const MmaTile& tile, int64_t n) {
 // NOTE: the 64-token ws tile runs 65..128 tokens as two token tiles, each reading the whole
 // weight; where the 128-token tile's grid fills 3/8 of the SMs or more it reads it once and is
 // faster; on smaller grids the 64-token tile's extra CTAs win (docs/design.md, "medium bucket
-// up to 64 tokens"). Whether 6144 rows (48 CTAs, just under the bound) would gain is untested.
-int64_t medium_bucket_max_m(const GemmProblem& p) {
-  const int64_t large_ctas = ctas_along_n(kLargeTile, p.n);
+// up to 64 tokens"). Where the weights outgrow a quarter of L2 the second read comes from DRAM
+// again, and the 128-token grid counts with its K splits (mxfp4 5120 x 27648: 40 CTAs, 3
+// splits; docs/design.md, "65-128 tokens where the weights outgrow L2"). Layers of few rows
+// (the kw2 tile's) keep 128: untested.
+int64_t medium_bucket_max_m(const GemmProblem& p, const MmaGemmConfig& large) {
+  int64_t large_ctas = ctas_along_n(kLargeTile, p.n);
+  if (weights_outgrow_l2(p)) large_ctas *= mma_splits(large, 128, p.n, p.k, p.device);
   return large_ctas * 8 >= int64_t(p.device.multiprocessors) * 3 ? kSmallNMaxM : 128;
 }
 
@@ -200,15 +204,18 @@ class DenseWgmmaFamily final : public KernelFamily {
     std::vector<FamilyBucket>& plan = proposal.buckets;
     auto medium = mma_config_for(tile_for(kMediumTile, p), p.weight, p.act, p.out, p.device);
     if (!medium) return medium.status();
-    const int64_t medium_max_m = medium_bucket_max_m(p);
-    // Layers of few rows: the kw2 tile up to 64 tokens (kSmallNTile).
-    if (medium->warp_specialized && medium_max_m > kSmallNMaxM &&
-        (p.n + medium->block_n() - 1) / medium->block_n() * 4 <= p.device.multiprocessors)
-      if (auto small_n = mma_config_for(kSmallNTile, p.weight, p.act, p.out, p.device))
-        plan.push_back({kSmallNMaxM, *small_n, kSmallNTileLoss});
-    plan.push_back({medium_max_m, *medium});
     auto large = mma_config_for(tile_for(kLargeTile, p), p.weight, p.act, p.out, p.device);
     if (!large) return large.status();
+    // Layers of few rows: the kw2 tile up to 64 tokens (kSmallNTile), the 64-token tile up to
+    // 128 (the kernel budget may drop the kw2 tile for it).
+    int64_t medium_max_m = medium_bucket_max_m(p, *large);
+    if (medium->warp_specialized &&
+        (p.n + medium->block_n() - 1) / medium->block_n() * 4 <= p.device.multiprocessors)
+      if (auto small_n = mma_config_for(kSmallNTile, p.weight, p.act, p.out, p.device)) {
+        plan.push_back({kSmallNMaxM, *small_n, kSmallNTileLoss});
+        medium_max_m = 128;
+      }
+    plan.push_back({medium_max_m, *medium});
     // The 256-token tile above 384 tokens, and at 129-256 where its split grid fills the GPU;
     // the 128-token tile between.
     auto wide = wgmma_wide_token_config(p);

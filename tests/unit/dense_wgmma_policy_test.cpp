@@ -63,6 +63,28 @@ TEST(DenseWgmmaPolicy, HopperWsTilesPrescaleWhereItPaysAndTheMediumBucketEndsBy6
   }
 }
 
+// 65-128 tokens on layers of 40-48 weight tiles whose weights outgrow a quarter of L2: the
+// 128-token tile with its K splits (one weight read) instead of two 64-token tiles (two, the
+// second from DRAM); layers of few rows (the kw2 tile's) and layers that fit L2 keep the
+// 64-token tile there.
+TEST(DenseWgmmaPolicy, SixtyFiveTo128TokensReadLargeWeightsOnce) {
+  const DeviceInfo h100 = *device_preset("sm_90a");
+  const auto block_m = [&](const char* weight, int64_t n, int64_t k, int64_t m) {
+    auto p = plan_mma_gemm(n, k, *WeightFormat::parse(weight), DType::bf16(), DType::bf16(), h100);
+    EXPECT_TRUE(p.ok()) << weight;
+    return p.ok() ? entry_for(*p, m).config.block_m() : 0;
+  };
+  for (int64_t m : {65, 96, 128}) {
+    SCOPED_TRACE(str("M=", m));
+    EXPECT_EQ(block_m("mxfp4", 5120, 27648, m), 128);
+    EXPECT_EQ(block_m("int4/g128/bf16", 5120, 5120, m), 128);
+    EXPECT_EQ(block_m("int8/channel/bf16", 6144, 4096, m), 128);
+    EXPECT_EQ(block_m("int4/g128/bf16", 4096, 4096, m), 64) << "8 MB: the second read hits L2";
+    EXPECT_EQ(block_m("int4/g128/bf16", 4096, 14336, m), 64) << "few rows: untested";
+  }
+  EXPECT_EQ(block_m("mxfp4", 5120, 27648, 64), 64);
+}
+
 // Hopper's 256-token prescaled tile (4- and 8-bit codes, bf16 in and out, no float zero points)
 // runs 385 tokens and more below the hand-off, and 129..256 as two or three K splits where that
 // grid fills 3/4 of the SMs (8192 rows: 64 x 2 CTAs; 5120 rows: 40 x 3; 4096 rows: 32 x 4 do
