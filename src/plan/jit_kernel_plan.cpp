@@ -20,19 +20,22 @@ int act_order_rows(const MmaGemmConfig& tile, int64_t k, const DeviceInfo& devic
   // at most 2 rows, two CTAs per SM. A tile whose rows left room for one CTA per SM ran 40%
   // slower; more rows are not measured.
   constexpr int kMaxRows = 2;
-  const int64_t cols = (k + 7) / 8 * 8;
-  if (!tile.can_gather_rows() || tile.early_weights || cols > 65536) return 0;
-  MmaGemmConfig c = tile;
-  c.gather_cols = static_cast<int>(cols);
+  if (!tile.can_gather_rows() || tile.early_weights || (k + 7) / 8 * 8 > 65536) return 0;
   int rows = 0;
   for (int r = 1; r <= std::min(kMaxRows, tile.block_m()); ++r) {
-    c.gather_rows = r;
+    const MmaGemmConfig c = with_act_order_rows(tile, r, k);
     if (mma_resident_estimate(c, device) < 2 ||
         c.smem_bytes() + kMmaStaticSmemBytes > device.smem_per_block)
       break;
     rows = r;
   }
   return rows;
+}
+
+MmaGemmConfig with_act_order_rows(MmaGemmConfig tile, int rows, int64_t k) {
+  tile.gather_rows = rows;
+  tile.gather_cols = static_cast<int>((k + 7) / 8 * 8);
+  return tile;
 }
 
 void JitKernelPlan::use_act_order(int64_t k, const DeviceInfo& device, bool early_weights) {
@@ -42,8 +45,7 @@ void JitKernelPlan::use_act_order(int64_t k, const DeviceInfo& device, bool earl
     const int rows = buckets.empty() && !b.expand ? act_order_rows(b.config, k, device) : 0;
     if (rows > 0) {
       JitBucket staging = b;
-      staging.config.gather_rows = rows;
-      staging.config.gather_cols = static_cast<int>((k + 7) / 8 * 8);
+      staging.config = with_act_order_rows(b.config, rows, k);
       staging.max_m = std::min<int64_t>(b.max_m, rows);
       buckets.push_back(staging);
       if (b.max_m <= rows) continue;

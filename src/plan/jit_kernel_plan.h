@@ -50,9 +50,11 @@ struct JitKernelPlan {
 
 /// The most tokens (up to 2) an act-order decode tile `tile` of a layer of K `k` stages as
 /// whole rows (MmaGemmConfig::gather_rows) while two CTAs still fit an SM of `device`; 0 where
-/// none fits, or the tile cannot or is a ring of fewer than four stages. Rows and order cost
-/// (rows + 1) x K x 2 bytes of shared memory.
+/// none fits or the tile cannot. Rows and order cost (rows + 1) x K x 2 bytes of shared memory.
 int act_order_rows(const MmaGemmConfig& tile, int64_t k, const DeviceInfo& device);
+
+/// `tile` staging `rows` act-order rows of a layer of K `k` (K padded to a multiple of 8).
+MmaGemmConfig with_act_order_rows(MmaGemmConfig tile, int rows, int64_t k);
 
 /// The value of LinearOptions::tuning_table that turns tables off.
 inline constexpr const char* kNoTuningTable = "none";

@@ -71,11 +71,11 @@ TEST(MmaLaunch, ResidencyCountsTheKernelsStaticSharedMemory) {
       plan_mma_gemm(8192, 8192, *WeightFormat::parse("nvfp4"), DType::bf16(), DType::bf16(), h100);
   ASSERT_TRUE(nvfp4.ok()) << nvfp4.status().to_string();
   const MmaGemmConfig& decode = entry_for(*nvfp4, 1).config;
-  if (4 * (decode.smem_bytes() + 1024) == h100.smem_per_block + 1024) {
-    EXPECT_EQ(3, mma_resident_estimate(decode, h100)) << decode.to_string();
-    EXPECT_LE(8192 / decode.block_n() * mma_splits(decode, 1, 8192, 8192, h100),
-              3 * h100.multiprocessors);
-  }
+  ASSERT_EQ(4 * (decode.smem_bytes() + 1024), h100.smem_per_block + 1024)
+      << "the case this test is about: " << decode.to_string();
+  EXPECT_EQ(3, mma_resident_estimate(decode, h100)) << decode.to_string();
+  EXPECT_LE(8192 / decode.block_n() * mma_splits(decode, 1, 8192, 8192, h100),
+            3 * h100.multiprocessors);
 }
 
 // K splits of the warp-specialized Hopper tiles are summed in a thread-block cluster (2..8 of

@@ -143,12 +143,9 @@ void add_check_specs(const std::string& arch, SpecSet& set, std::vector<std::str
       for (size_t i = 0; i < plan->size(); ++i) {
         const MmaGemmConfig c = (*plan)[i].config.early_weights_variant();
         if (c.early_weights) set.add(c.spec(), "act-order " + m_range(*plan, i));
-        if (const int rows = i == 0 ? act_order_rows((*plan)[i].config, kCheckK, device) : 0) {
-          MmaGemmConfig g = (*plan)[i].config;
-          g.gather_rows = rows;
-          g.gather_cols = static_cast<int>((kCheckK + 7) / 8 * 8);
-          set.add(g.spec(), str("act-order rows 1-", rows));
-        }
+        if (const int rows = i == 0 ? act_order_rows((*plan)[i].config, kCheckK, device) : 0)
+          set.add(with_act_order_rows((*plan)[i].config, rows, kCheckK).spec(),
+                  str("act-order rows 1-", rows));
       }
     // The grouped MoE tiles of the same layer (gathered rows, cp.async stage copies).
     if (auto grouped = plan_moe_grouped(kCheckN, kCheckK, weight, *parse_dtype(f.act),
