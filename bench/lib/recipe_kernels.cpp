@@ -60,13 +60,14 @@ RecipeKernels recipe_kernels(const Recipe& recipe, const DeviceInfo& device) {
     }
     if (p.experts > 0) {
       if (!jit) continue;
-      auto plan = plan_moe_grouped(p.n, p.k, *weight, act->type, *out_type, device);
+      auto plan = plan_moe_grouped(p.n, p.k, *weight, act->type, *out_type, device, p.experts);
       if (!plan) {
         skip(str("no grouped plan: ", plan.status().message()));
         continue;
       }
       // As GroupedLinear::prepare(max_m * top_k): every bucket some call can reach.
       add(moe_tiles_spec(target));
+      add(moe_sort_rows_spec(target));
       int64_t lo = 1;
       for (const MmaPlanEntry& e : *plan) {
         if (lo > max_m * p.top_k) break;

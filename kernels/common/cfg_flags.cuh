@@ -16,7 +16,8 @@ struct GatheredCfg<Cfg, decltype(void(Cfg::kGathered))> {
 };
 
 /// Cfg::kSortedRows: a grouped tile (kGathered) whose activation rows were copied in position
-/// order beforehand, so it loads them by TMA from row DenseAct8Params::a_row_shift on.
+/// order beforehand, so it loads them by TMA from row a_row_shift on (DenseAct8Params,
+/// MmaGemmParams).
 template <class Cfg, class = void>
 struct SortedRowsCfg {
   static constexpr bool value = false;

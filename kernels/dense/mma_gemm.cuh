@@ -92,6 +92,12 @@ struct MmaGemm {
   /// Token positions map to rows of A and C through MmaGemmParams::rows (grouped MoE tiles):
   /// the copy of each activation row and the store of each output row look their row up.
   static constexpr bool kGathered = GatheredCfg<Cfg>::value;
+  /// Gathered TMA tiles whose activation rows the layer copied in position order beforehand
+  /// (a sorted copy): the rows come as the dense tiles' boxes, from row MmaGemmParams::
+  /// a_row_shift on; only the stores look their rows up.
+  static constexpr bool kSortedRows = SortedRowsCfg<Cfg>::value;
+  /// Gathered tiles whose copy threads copy each activation row on its own (cp.async).
+  static constexpr bool kCopyRows = kGathered && !kSortedRows;
   /// The ring's tiles (not warp-specialized) copy the weights of every stage they fill ahead
   /// before the wait for the previous kernel, not the first stage's only (mma_gemm_loop.cuh).
   static constexpr bool kEarlyWeights = EarlyWeightsCfg<Cfg>::value;
@@ -133,6 +139,7 @@ struct MmaGemm {
                 "TMA stage copies: warp-specialized tiles of at most 256 tokens, codes of up to "
                 "1 KB (one box) or one 128-K unit (a 3-D box) per 16-row tile and stage");
   static_assert(!Cfg::kPrescaled || kWs, "prescaled tiles are warp-specialized");
+  static_assert(!kSortedRows || (kGathered && kTma), "sorted rows: gathered TMA tiles");
   static_assert(!kGathered || !kTma || kBlockM % 32 == 0,
                 "gathered TMA tiles: each lane of a copy warp boxes whole token rows");
   static_assert(kGatherRows == 0 || (!kWgmma && !kGathered && !kEarlyWeights &&
@@ -394,7 +401,7 @@ struct MmaGemm {
   // takes part in the cluster sum, which spills at 56. Gathered tiles keep one row offset per
   // activation chunk: the 128-token ones take 8 more (block FP8 with fp32 output spills
   // without them; the 256-token ones serialize their wgmmas with 8 fewer for compute).
-  static constexpr int kGatherRegs = kGathered && kFM == 16 ? 8 : 0;
+  static constexpr int kGatherRegs = kCopyRows && kFM == 16 ? 8 : 0;
   static constexpr int kCopyRegs =
       kTma ? 72
       : kWords > 16 ? 128
@@ -423,9 +430,10 @@ struct MmaGemm {
       kWeightBytes + kActBytes + (kGroups ? kScaleBytes + kZeroBytes : 0);
   /// The copy warpgroup's loop of kTma tiles, run by one thread (thread `tid` 0 of the
   /// warpgroup): each stage's boxes, announced on `full` by one arrival with their byte count.
-  /// Gathered tiles run it on the whole warpgroup: a gathered tile's rows are not one box, so
-  /// thread 0 boxes the weights and tables only and every thread copies its activation chunks
-  /// by cp.async (as the cp.async tiles do), arriving on `full` when they land.
+  /// Gathered tiles (kCopyRows) run it on the whole warpgroup: a gathered tile's rows are not
+  /// one box, so thread 0 boxes the weights and tables only and every thread copies its
+  /// activation chunks by cp.async (as the cp.async tiles do), arriving on `full` when they land.
+  /// Sorted rows are one box per slab again.
   static QGEMM_DEVICE void copy_stages_tma(const MmaGemmParams& p, const MmaGemmMaps* maps,
                                            const Work& w, u64* full, u64* empty, u8* smem,
                                            int tid);

@@ -51,7 +51,12 @@ struct MmaGemmParams {
     // k_order[c] of A; padded to a multiple of 8 entries with the index of a zero column.
     const u16* k_order;
   };
-  i32 a_div;
+  union {
+    i32 a_div;
+    // Gathered tiles on sorted rows (MmaGemm::kSortedRows): token position t of the launch is
+    // row t + a_row_shift of A (a copy in position order), boxed through the activation map.
+    i32 a_row_shift;
+  };
   i32 map_tile0;  ///< row of weight tile 0 in the TMA weight and table maps (grouped: e * n_tiles)
 };
 

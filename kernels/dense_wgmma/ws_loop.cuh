@@ -27,9 +27,9 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run_ws(const MmaGemmParams& p, const MmaGemmMaps
   const Work w = make_work(p);
   if (threadIdx.x == 0) {
     for (int s = 0; s < Cfg::kStages; ++s) {
-      // TMA tiles: one arrival announcing the boxes' bytes; gathered ones add one cp.async
-      // arrival per copy thread (their activation rows).
-      mbarrier_init(&full[s], kTma ? (kGathered ? 1 + kLoadThreads : 1) : kLoadThreads);
+      // TMA tiles: one arrival announcing the boxes' bytes; those copying gathered rows add one
+      // cp.async arrival per copy thread (their activation rows).
+      mbarrier_init(&full[s], kTma ? (kCopyRows ? 1 + kLoadThreads : 1) : kLoadThreads);
       mbarrier_init(&empty[s], kWarps / kWarpsK);  // one warpgroup along K computes a stage
     }
   }
@@ -41,7 +41,7 @@ QGEMM_DEVICE void MmaGemm<Cfg>::run_ws(const MmaGemmParams& p, const MmaGemmMaps
     if constexpr (kThreads == 384) setmaxnreg_dec<kCopyRegs>();
     const int tid = threadIdx.x - kConsumerThreads;
     if constexpr (kTma) {
-      if (kGathered || tid == 0) {
+      if (kCopyRows || tid == 0) {
         copy_stages_tma(p, maps, w, full, empty, smem, tid);
       } else {
         allow_dependent_launch();
@@ -144,12 +144,11 @@ QGEMM_DEVICE void MmaGemm<Cfg>::copy_stages_tma(const MmaGemmParams& p, const Mm
   // p.map_tile0 of the stacked maps) and announces their bytes; every copy thread then copies
   // its share of the gathered activation rows by cp.async and arrives when they land. One TMA
   // box per gathered row (128 bytes) ran 3-10x slower than these copies (docs/design.md).
+  // Sorted rows (kSortedRows) come as the dense tiles' boxes, from the tile's first sorted row.
   int stage_bytes = kStageTmaBytes;
   int n_row0 = w.n_tile0;
-  if constexpr (kGathered) {
-    stage_bytes -= kActBytes;
-    n_row0 += p.map_tile0;
-  }
+  if constexpr (kCopyRows) stage_bytes -= kActBytes;
+  if constexpr (kGathered) n_row0 += p.map_tile0;
   // Boxes of codes and tables are in 32-bit elements, a row per 16-row tile (tma_maps.h).
   auto copy_weights = [&](int it) {
     u8* stage = smem + (it % Cfg::kStages) * kStageBytes;
@@ -182,7 +181,7 @@ QGEMM_DEVICE void MmaGemm<Cfg>::copy_stages_tma(const MmaGemmParams& p, const Mm
   if (w.iters > 0) announce_and_copy_weights(0);
   allow_dependent_launch();
   grid_dependency_wait();
-  if constexpr (kGathered) {
+  if constexpr (kCopyRows) {
     const Loader loader = make_loader(p, w.n_tile0, w.m0, tid);
     for (int it = 0; it < w.iters; ++it) {
       const int slot = it % Cfg::kStages;
@@ -195,6 +194,8 @@ QGEMM_DEVICE void MmaGemm<Cfg>::copy_stages_tma(const MmaGemmParams& p, const Mm
     cp_async_commit();
     cp_async_wait<0>();
   } else {
+    // Sorted rows: the tile's positions are consecutive rows of the sorted copy.
+    const int a_row0 = w.m0 + (kSortedRows ? p.a_row_shift : 0);
     for (int it = 0; it < w.iters; ++it) {
       const int slot = it % Cfg::kStages;
       if (it > 0) {
@@ -205,7 +206,7 @@ QGEMM_DEVICE void MmaGemm<Cfg>::copy_stages_tma(const MmaGemmParams& p, const Mm
       const int k0 = (w.unit_begin + it * kUnits) * kUnitK;
 #pragma unroll
       for (int slab = 0; slab < kStageK / 64; ++slab)
-        tma_load_2d(act + slab * kSlabBytes, &maps->act, k0 + slab * 64, w.m0, &full[slot]);
+        tma_load_2d(act + slab * kSlabBytes, &maps->act, k0 + slab * 64, a_row0, &full[slot]);
     }
   }
 }

@@ -3,9 +3,10 @@
 // The launch is one dense GEMM per (N tile, token tile) with an expert per token tile: a tile
 // list (moe_tiles.cuh) gives each blockIdx.y its expert and its valid rows, and a position list
 // maps each token position to its row of C and of A (MmaGemm::kGathered): the copy of an
-// activation row gathers it (a cp.async per chunk, or a TMA box per row and 64-K slab in the
-// TMA tiles, whose weight boxes come from maps over the whole stack), the store of an output
-// row scatters it. The grid is sized for the
+// activation row gathers it (a cp.async per chunk), or, in the TMA tiles (whose weight boxes
+// come from maps over the whole stack), the layer copied the rows in position order first and
+// the tile boxes them (MmaGemm::kSortedRows); the store of an output row scatters it. The grid
+// is sized for the
 // most tiles the routing can make, so its shape depends on the token count only (CUDA graphs);
 // the tiles past the list's end return at once, and an expert with no rows has no tiles.
 // K is split only in pairs of one cluster (gridDim.z = 2), where few experts hit leave the GPU
@@ -42,6 +43,8 @@ __global__ void __launch_bounds__(MmaGemm<Cfg>::kThreads, 1)
   if (q.bias != nullptr) q.bias = static_cast<const u8*>(q.bias) + e * g.bias_stride;
   q.m = static_cast<i32>(blockIdx.y) * MmaGemm<Cfg>::kBlockM + tile.rows;
   q.map_tile0 = static_cast<i32>(e) * p.n_tiles;  // the TMA maps span the stack
+  if constexpr (MmaGemm<Cfg>::kSortedRows)
+    q.a_row_shift = tile.a_row0 - static_cast<i32>(blockIdx.y) * MmaGemm<Cfg>::kBlockM;
   MmaGemm<Cfg>::run(q, &maps, smem);
 }
 

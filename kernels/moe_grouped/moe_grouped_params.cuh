@@ -50,6 +50,24 @@ struct MoeTilesParams {
   i32 row_bytes;          ///< bytes of one output row (n * element bytes)
 };
 
+/// Threads per block of moe_sort_rows_kernel.
+constexpr int kMoeSortRowsThreads = 256;
+
+/// Arguments of moe_sort_rows_kernel: the sorted copy of a routed call's 16-bit activation rows,
+/// for the tiles that box their rows (MmaGemm::kSortedRows).
+struct MoeSortRowsParams {
+  const u16* a;      ///< [rows of A][lda] fp16/bf16 activations
+  i64 lda;           ///< elements from one row of a to the next
+  i32 a_div;         ///< slot s reads row s / a_div of a (top-k, or 1 for a row per slot)
+  const i32* order;  ///< [rows] the slot behind each row of the copy, -1: none (zeroed)
+  i32 rows;          ///< rows of the copy (the call's routed slots)
+  i32 k;             ///< elements of a row read from a
+  i32 ldo;           ///< elements per row of the copy (k padded to a multiple of 8)
+  u16* out;          ///< [rows][ldo], 16-byte aligned
+  /// 1: a's rows start 16-byte aligned and k == ldo, so rows go as 16-byte pieces
+  i32 vector;
+};
+
 /// The expert stack of a grouped GEMM: expert e's operands lie e strides after expert 0's
 /// (MmaGemmParams points at expert 0).
 struct MoeGroupParams {

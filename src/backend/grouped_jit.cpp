@@ -1,6 +1,7 @@
 // The grouped layer on the jit backend: the expert stack packed for the dense tile kernels, one
 // expert after another in one allocation, and per call a tile list (moe_tiles) then one
-// gathered GEMM launch (moe_grouped) over every expert.
+// gathered GEMM launch (moe_grouped) over every expert. Routed calls on TMA tiles copy their
+// rows in the list's order in between (moe_sort_rows), so the tiles box them.
 #include <algorithm>
 #include <cstring>
 
@@ -86,7 +87,8 @@ class GroupedJitLayer final : public PreparedGrouped {
         plan_(std::move(plan)) {}
 
   Status prepare(int64_t max_rows) override {
-    std::vector<KernelSpec> wanted{moe_tiles_spec(problem_.device_info.arch())};
+    std::vector<KernelSpec> wanted{moe_tiles_spec(problem_.device_info.arch()),
+                                   moe_sort_rows_spec(problem_.device_info.arch())};
     std::vector<size_t> used;
     int64_t lo = 1;
     for (size_t i = 0; i < plan_.size() && lo <= max_rows; ++i) {
@@ -101,9 +103,11 @@ class GroupedJitLayer final : public PreparedGrouped {
       if (!loaded) return loaded.status();
       if (j == 0) {
         tiles_kernel_ = *loaded;
+      } else if (j == 1) {
+        sort_kernel_ = *loaded;
       } else {
-        kernels_[used[j - 1]] = *loaded;
-        registers_[used[j - 1]] = compiled[j].value()->resources.registers;
+        kernels_[used[j - 2]] = *loaded;
+        registers_[used[j - 2]] = compiled[j].value()->resources.registers;
       }
     }
     return Status();
@@ -114,6 +118,9 @@ class GroupedJitLayer final : public PreparedGrouped {
     const MmaGemmConfig& c = plan_[bucket_for(shape)].config;
     const int64_t tiles = max_tiles(shape, c);
     size_t bytes = align256(tiles * sizeof(MoeTile)) + align256(tiles * c.block_m() * 4);
+    if (sorts(shape, c))  // the order, then the sorted rows (padded)
+      return bytes + align256(grouped_slots(shape) * 4) +
+             align256(size_t(grouped_slots(shape)) * padded_k() * 2);
     if (needs_padding(shape)) bytes += align256(size_t(a_rows(shape)) * padded_k() * 2);
     return bytes;
   }
@@ -127,13 +134,18 @@ class GroupedJitLayer final : public PreparedGrouped {
       if (e.max_m == INT64_MAX) break;
       lo = e.max_m + 1;
     }
-    return s + "plus the tile list (moe_tiles) before each call";
+    return s +
+           "plus the tile list (moe_tiles) before each call, and for routed calls on TMA "
+           "tiles (tma) a copy of the rows in its order (moe_sort_rows)";
   }
 
   Status run(const GroupedArgs& args) const override { return launch(args, true); }
   Status run_on_built_tiles(const GroupedArgs& args) const override { return launch(args, false); }
+  // A call that sorts its rows builds its own list (its order lives in its own workspace).
   int tile_rows(const GroupedArgs& args) const override {
-    return args.rows > 0 ? plan_[bucket_for(args)].config.block_m() : 0;
+    if (args.rows <= 0) return 0;
+    const MmaGemmConfig& c = plan_[bucket_for(args)].config;
+    return sorts(args, c) ? 0 : c.block_m();
   }
 
  private:
@@ -141,7 +153,7 @@ class GroupedJitLayer final : public PreparedGrouped {
     if (args.rows == 0) return Status();
     const size_t bucket = bucket_for(args);
     if (kernels_.empty() || kernels_[bucket].function == nullptr ||
-        tiles_kernel_.function == nullptr)
+        tiles_kernel_.function == nullptr || sort_kernel_.function == nullptr)
       return invalid_argument(str("qgemm::GroupedLinear::run: ", args.out_rows(experts_), " rows (",
                                   grouped_layout_name(args.layout),
                                   ") need a kernel prepare() did not compile; call ", "prepare(",
@@ -160,25 +172,39 @@ class GroupedJitLayer final : public PreparedGrouped {
     if (a_rows(args) * padded_k() >= (int64_t(1) << 32))
       return unsupported(str("qgemm::GroupedLinear::run: A has ", a_rows(args),
                              " rows of K=", problem_.k, ", 2^32 elements or more; split the call"));
+    const bool sorts = this->sorts(args, c);
+    if (sorts && !build_tiles)
+      return invalid_argument(
+          "qgemm::GroupedLinear::run_on_built_tiles: this call copies its rows in the order of "
+          "a tile list it builds itself; call run()");
     const CUstream stream = static_cast<CUstream>(args.stream);
     auto* ws = static_cast<uint8_t*>(args.workspace);
     auto* tile_list = reinterpret_cast<MoeTile*>(ws);
     auto* positions = reinterpret_cast<i32*>(ws + align256(tiles * sizeof(MoeTile)));
-    uint8_t* pad = ws + align256(tiles * sizeof(MoeTile)) + align256(tiles * c.block_m() * 4);
+    uint8_t* after_list =
+        ws + align256(tiles * sizeof(MoeTile)) + align256(tiles * c.block_m() * 4);
+    auto* order = sorts ? reinterpret_cast<i32*>(after_list) : nullptr;
+    uint8_t* rows = sorts ? after_list + align256(grouped_slots(args) * 4) : after_list;
     const uint16_t* a = static_cast<const uint16_t*>(args.a);
-    int64_t lda = problem_.k;
-    if (needs_padding(args)) {
-      QGEMM_RETURN_IF_ERROR(copy_padded_rows(args.a, pad, a_rows(args), problem_.k, stream));
-      a = reinterpret_cast<const uint16_t*>(pad);
+    int64_t lda = problem_.k, a_rows = this->a_rows(args);
+    if (needs_padding(args) && !sorts) {
+      QGEMM_RETURN_IF_ERROR(copy_padded_rows(args.a, rows, a_rows, problem_.k, stream));
+      a = reinterpret_cast<const uint16_t*>(rows);
       lda = padded_k();
     }
     const size_t out_bytes = (problem_.out.bits + 7) / 8;
 
     if (build_tiles)
       QGEMM_RETURN_IF_ERROR(launch_moe_tiles(
-          tiles_kernel_, args, experts_, c.block_m(), tiles, tile_list, positions, nullptr,
+          tiles_kernel_, args, experts_, c.block_m(), tiles, tile_list, positions, order,
           static_cast<int64_t>(problem_.n * out_bytes), problem_.device_info.multiprocessors,
           grouped_programmatic(problem_), stream));
+    if (sorts) {
+      QGEMM_RETURN_IF_ERROR(sort_rows(args, order, reinterpret_cast<uint16_t*>(rows), stream));
+      a = reinterpret_cast<const uint16_t*>(rows);
+      lda = padded_k();
+      a_rows = grouped_slots(args);
+    }
 
     MmaGemmParams p{};
     p.weights = reinterpret_cast<const u8*>(w_.codes.ptr());
@@ -198,7 +224,8 @@ class GroupedJitLayer final : public PreparedGrouped {
     p.groups = w_.groups;
     p.k_stages = c.k_stages(problem_.k);
     p.rows = positions;
-    p.a_div = args.layout == GroupedLayout::kRouted && !args.a_per_slot ? args.top_k : 1;
+    if (!c.sorted_rows)  // sorted tiles take their row shift from the tile list
+      p.a_div = args.layout == GroupedLayout::kRouted && !args.a_per_slot ? args.top_k : 1;
     MoeGroupParams g{};
     g.tiles = tile_list;
     g.code_stride = static_cast<i64>(w_.code_bytes);
@@ -207,7 +234,7 @@ class GroupedJitLayer final : public PreparedGrouped {
     g.row_scale_stride = static_cast<i64>(w_.row_floats);
     g.bias_stride = static_cast<i64>(problem_.n * out_bytes);
     MmaGemmMaps maps{};
-    QGEMM_RETURN_IF_ERROR(encode_tma_maps(c, p, &maps, a_rows(args), experts_));
+    QGEMM_RETURN_IF_ERROR(encode_tma_maps(c, p, &maps, a_rows, experts_));
     const int64_t grid_x = (w_.n_tiles + c.tiles_n * c.warps_n - 1) / (c.tiles_n * c.warps_n);
     const int splits = k_splits(bucket, grid_x * tiles);
     return launch_clusters(kernels_[bucket], static_cast<unsigned>(grid_x),
@@ -216,6 +243,28 @@ class GroupedJitLayer final : public PreparedGrouped {
                            maps, g);
   }
 
+  /// The slots' rows copied in the tile list's order (padded to whole 16 bytes) for the tiles.
+  Status sort_rows(const GroupedArgs& args, const i32* order, uint16_t* out,
+                   CUstream stream) const {
+    MoeSortRowsParams s{};
+    s.a = static_cast<const u16*>(args.a);
+    s.lda = problem_.k;
+    s.a_div = args.layout == GroupedLayout::kRouted && !args.a_per_slot ? args.top_k : 1;
+    s.order = order;
+    s.rows = static_cast<i32>(grouped_slots(args));
+    s.k = static_cast<i32>(problem_.k);
+    s.ldo = static_cast<i32>(padded_k());
+    s.out = out;
+    s.vector = !needs_padding(args);
+    const int64_t blocks =
+        std::clamp<int64_t>(s.rows, 1, 8 * int64_t(problem_.device_info.multiprocessors));
+    return launch_z_clusters(sort_kernel_, static_cast<unsigned>(blocks), 1, 1, 1,
+                             grouped_programmatic(problem_), stream, s);
+  }
+  /// Routed calls on TMA tiles read a copy of their rows sorted by the tile list.
+  static bool sorts(const GroupedArgs& a, const MmaGemmConfig& c) {
+    return c.sorted_rows && a.layout == GroupedLayout::kRouted;
+  }
   int64_t a_rows(const GroupedArgs& a) const { return grouped_a_rows(a, experts_); }
   size_t bucket_for(const GroupedArgs& a) const {
     const int64_t m = grouped_rows_per_expert(a, experts_);
@@ -247,7 +296,7 @@ class GroupedJitLayer final : public PreparedGrouped {
   std::vector<MmaPlanEntry> plan_;
   std::vector<LoadedKernel> kernels_ = std::vector<LoadedKernel>(plan_.size());
   std::vector<int> registers_ = std::vector<int>(plan_.size(), 0);
-  LoadedKernel tiles_kernel_;
+  LoadedKernel tiles_kernel_, sort_kernel_;
 };
 
 }  // namespace
@@ -314,13 +363,13 @@ Support grouped_jit_support(const LayerProblem& p) {
     // Else the rows quantized and widened back, for the 16-bit tiles.
     const Support widened = widened_act_grouped_support(p);
     if (!widened.ok) return Support::no(str(act8.reason, "; not widened: ", widened.reason));
-    auto plan = plan_moe_grouped(p.n, p.k, p.weight, p.input, p.out, p.device_info);
+    auto plan = plan_moe_grouped(p.n, p.k, p.weight, p.input, p.out, p.device_info, p.experts);
     if (!plan)
       return Support::no(
           str(act8.reason, "; widened to ", p.input.name(), ": ", plan.status().message()));
     return Support::yes();
   }
-  auto plan = plan_moe_grouped(p.n, p.k, p.weight, p.act.type, p.out, p.device_info);
+  auto plan = plan_moe_grouped(p.n, p.k, p.weight, p.act.type, p.out, p.device_info, p.experts);
   if (!plan) return Support::no(plan.status().message());
   return Support::yes();
 }
@@ -333,7 +382,7 @@ Expected<std::unique_ptr<PreparedGrouped>> build_grouped_jit(const QuantizedWeig
     if (!weight_only) return weight_only.status();
     return make_widened_act_grouped(p, stack.experts, std::move(*weight_only));
   }
-  auto plan = plan_moe_grouped(p.n, p.k, p.weight, p.act.type, p.out, p.device_info);
+  auto plan = plan_moe_grouped(p.n, p.k, p.weight, p.act.type, p.out, p.device_info, p.experts);
   if (!plan) return plan.status();
   QGEMM_RETURN_IF_ERROR(use_device(p.device));
   auto weights = upload_stack(stack, p.act.type);

@@ -10,20 +10,44 @@ namespace qgemm {
 
 Expected<std::vector<MmaPlanEntry>> plan_moe_grouped(int64_t n, int64_t k,
                                                      const WeightFormat& weight, DType act,
-                                                     DType out, const DeviceInfo& device) {
-  auto dense = plan_mma_gemm(n, k, weight, act, out, device);
-  if (!dense) return dense.status();
-  std::vector<MmaPlanEntry> plan = std::move(*dense);
+                                                     DType out, const DeviceInfo& device,
+                                                     int64_t experts) {
+  auto own = plan_mma_gemm(n, k, weight, act, out, device);
+  if (!own) return own.status();
+  // NOTE: past kMoeOwnPlanMaxRows rows per expert a call reaches every expert (it has more
+  // slots than experts), so its grid is the stack's: the tiles of an expert-sized layer of
+  // E x N rows. The expert's own plan would pick tiles that fill the GPU with one expert's
+  // few rows (K splits, which grouped ws tiles do not take, and 64-token tiles).
+  Expected<std::vector<MmaPlanEntry>> stack = *own;
+  if (experts > 1) stack = plan_mma_gemm(n * experts, k, weight, act, out, device);
+  if (!stack) return stack.status();
+  std::vector<MmaPlanEntry> plan;
+  for (const MmaPlanEntry& e : *own) {
+    plan.push_back(e);
+    plan.back().max_m = std::min(e.max_m, kMoeOwnPlanMaxRows);
+    if (e.max_m >= kMoeOwnPlanMaxRows) break;
+  }
+  for (const MmaPlanEntry& e : *stack) {
+    if (e.max_m <= kMoeOwnPlanMaxRows) continue;
+    if (plan.back().config == e.config)
+      plan.back().max_m = e.max_m;
+    else
+      plan.push_back(e);
+  }
   for (MmaPlanEntry& e : plan) {
     e.config.gathered = true;
-    // NOTE: TMA tiles stay TMA: each gathered row is its own box (MmaGemm::copy_stages_tma).
-    // The 256-token tile of one 128-K unit a stage (2- and 6-bit codes) is dense-only (its
-    // gathered copies spill): those tokens take the plan's 128-token tile.
+    // NOTE: TMA tiles stay TMA tiles on a copy of the call's rows sorted by the tile list
+    // (routed calls; contiguous and masked rows are in order already): their activation boxes
+    // are the dense tiles' (MmaGemm::kSortedRows). Copied row by row by the copy warpgroup
+    // instead, the 256-token tile of one 128-K unit a stage (2- and 6-bit codes) spills.
+    e.config.sorted_rows = e.config.tma;
+    // A 256-token tile the grouped form cannot take runs as the plan's 128-token tile.
     if (!e.config.validate().ok() && e.config.frags_m > 16)
       for (const MmaPlanEntry& other : plan)
         if (other.config.frags_m == 16 && other.config.warp_specialized) {
           e.config = other.config;
           e.config.gathered = true;
+          e.config.sorted_rows = e.config.tma;
           break;
         }
     QGEMM_RETURN_IF_ERROR(e.config.validate());
@@ -79,6 +103,14 @@ KernelSpec moe_tiles_spec(const std::string& arch) {
   KernelSpec s = header_kernel_spec("moe_grouped", str("tiles ", arch), "moe_grouped/moe_tiles.cuh",
                                     "&qgemm::moe_tiles_kernel", arch, kMoeTilesThreads);
   s.programmatic_launch = true;  // it waits for the kernel before first
+  return s;
+}
+
+KernelSpec moe_sort_rows_spec(const std::string& arch) {
+  KernelSpec s =
+      header_kernel_spec("moe_grouped", str("sort rows ", arch), "moe_grouped/moe_sort_rows.cuh",
+                         "&qgemm::moe_sort_rows_kernel", arch, kMoeSortRowsThreads);
+  s.programmatic_launch = true;  // it waits for the tile list first
   return s;
 }
 

@@ -10,13 +10,20 @@
 
 namespace qgemm {
 
-/// The grouped MoE family (kernels/moe_grouped/): the dense tile kernels of a layer of the
-/// expert's shape, made gathered (MmaGemmConfig::gathered; the TMA tiles box each gathered
-/// activation row on its own), by rows per expert. The dense plan's hand-off to cuBLASLt has no
-/// grouped form: its bucket takes the tile kernel below it.
+/// Rows per expert up to which a grouped layer runs the tiles of a layer of the expert's shape;
+/// more rows take those of the whole stack's rows (plan_moe_grouped).
+constexpr int64_t kMoeOwnPlanMaxRows = 64;
+
+/// The grouped MoE family (kernels/moe_grouped/): the dense tile kernels, made gathered
+/// (MmaGemmConfig::gathered; the TMA tiles box their rows from a copy sorted by the tile list,
+/// MmaGemmConfig::sorted_rows), by rows per expert: those of a layer of the expert's shape up
+/// to kMoeOwnPlanMaxRows, then those of a layer of `experts` x N rows (the grid of a call that
+/// reaches every expert). The dense plan's hand-off to cuBLASLt has no grouped form: its bucket
+/// takes the tile kernel below it.
 Expected<std::vector<MmaPlanEntry>> plan_moe_grouped(int64_t n, int64_t k,
                                                      const WeightFormat& weight, DType act,
-                                                     DType out, const DeviceInfo& device);
+                                                     DType out, const DeviceInfo& device,
+                                                     int64_t experts);
 
 /// The grouped tile on 8-bit activations (moe_grouped_act8_kernel) for `rows_per_expert`:
 /// the dense_act8 config of those tokens, gathered, one CTA per cluster (neighbouring token
@@ -43,6 +50,10 @@ int64_t moe_max_tiles(GroupedLayout layout, int64_t rows, int64_t experts, int b
 
 /// The tile-list kernel (kernels/moe_grouped/moe_tiles.cuh) for `arch`.
 KernelSpec moe_tiles_spec(const std::string& arch);
+
+/// The kernel that copies a routed call's 16-bit rows in the tile list's order
+/// (kernels/moe_grouped/moe_sort_rows.cuh) for `arch`.
+KernelSpec moe_sort_rows_spec(const std::string& arch);
 
 /// The MoE layer's kernels around its GEMMs: routing, the gated activation and the weighted
 /// sum (kernels/moe_grouped/moe_route.cuh, moe_activation.cuh, moe_reduce.cuh), the last two

@@ -127,11 +127,11 @@ Status MmaGemmConfig::validate() const {
     // warpgroup's cp.async loop over 64 KB of activations a stage spills, and so does the
     // gathered (MoE) tile's row copies (`qgemm jit check`: 428 and 284 bytes).
     if (frags_m > 16 && stage_k() != 64 &&
-        !(stage_k() == 128 && unit_k() == 128 && tma && !gathered))
+        !(stage_k() == 128 && unit_k() == 128 && tma && (!gathered || sorted_rows)))
       return invalid_argument(str(where, ": prescaled tiles of more than 128 tokens per warpgroup ",
                                   "take stages of 64 K, or one 128-K unit with TMA copies (dense ",
-                                  "tiles), not ", units_per_stage, " units of ", unit_k(), " K",
-                                  tma ? "" : " without TMA"));
+                                  "tiles or sorted rows), not ", units_per_stage, " units of ",
+                                  unit_k(), " K", tma ? "" : " without TMA"));
     // The kernel's stage_has_batches(): a stage runs as two wgmma batches or more.
     const bool batches = units_per_stage >= 2 ||
                          (stage_k() >= 32 && frags_m > 16) ||
@@ -155,6 +155,8 @@ Status MmaGemmConfig::validate() const {
     return invalid_argument(str(where, ": gathered (MoE) TMA tiles copy their rows by the 32 ",
                                 "lanes of a warp: tiles of a multiple of 32 tokens, not ",
                                 block_m()));
+  if (sorted_rows && !(gathered && tma))
+    return invalid_argument(str(where, ": sorted rows are for gathered (MoE) TMA tiles"));
   if (gather_rows < 0 || gather_rows > block_m() ||
       (gather_rows > 0 && (!can_gather_rows() || early_weights || gather_cols <= 0 ||
                            gather_cols % 8 != 0 || gather_cols > 65536)))
@@ -170,14 +172,14 @@ Status MmaGemmConfig::validate() const {
 }
 
 std::string MmaGemmConfig::tiling() const {
-  return str("w", warps_n, "x", warps_m, " t", tiles_n, " f", frags_m, " u", units_per_stage, " s",
-             stages,
-             warp_specialized ? " ws"
-             : wgmma          ? " wg"
-                              : "",
-             warps_k > 1 ? str(" kw", warps_k) : std::string(), prescaled ? " ps" : "",
-             tma ? " tma" : "", gathered ? " moe" : "", early_weights ? " early" : "",
-             gather_rows > 0 ? str(" rows", gather_rows, "x", gather_cols) : std::string());
+  return str(
+      "w", warps_n, "x", warps_m, " t", tiles_n, " f", frags_m, " u", units_per_stage, " s", stages,
+      warp_specialized ? " ws"
+      : wgmma          ? " wg"
+                       : "",
+      warps_k > 1 ? str(" kw", warps_k) : std::string(), prescaled ? " ps" : "", tma ? " tma" : "",
+      gathered ? " moe" : "", sorted_rows ? " sorted" : "", early_weights ? " early" : "",
+      gather_rows > 0 ? str(" rows", gather_rows, "x", gather_cols) : std::string());
 }
 
 std::string MmaGemmConfig::to_string() const {
@@ -295,6 +297,7 @@ KernelSpec MmaGemmConfig::spec() const {
       ";\n"
       "  static constexpr bool kTma = ",
       tma ? "true" : "false", ";\n", gathered ? "  static constexpr bool kGathered = true;\n" : "",
+      sorted_rows ? "  static constexpr bool kSortedRows = true;\n" : "",
       early_weights ? "  static constexpr bool kEarlyWeights = true;\n" : "",
       gather_rows > 0 ? str("  static constexpr int kGatherRows = ", gather_rows,
                             ";\n  static constexpr int kGatherCols = ", gather_cols, ";\n")

@@ -49,9 +49,12 @@ struct MmaGemmConfig {
   bool tma = false;
   /// Grouped MoE tiles (kernels/moe_grouped): each token tile has its expert, and token rows are
   /// gathered from A and scattered to C through a position list (MmaGemm::kGathered). With TMA,
-  /// the weights come by TMA and the gathered rows by cp.async; launched with K unsplit and
-  /// without programmatic launch.
+  /// the weights come by TMA and the gathered rows by cp.async, or by TMA from a sorted copy
+  /// (sorted_rows); launched with K unsplit but for decode pairs (GroupedLinear).
   bool gathered = false;
+  /// Gathered TMA tiles: the layer copies the activation rows in position order first, and the
+  /// tiles box them as dense tiles do (MmaGemm::kSortedRows); only the stores gather.
+  bool sorted_rows = false;
   /// Ring tiles (not warp-specialized): the weights of every stage the ring fills ahead are
   /// copied before the wait for the previous kernel, for layers whose previous kernel lets them
   /// start early (MmaGemm::kEarlyWeights; LayerProblem::early_weights).
@@ -71,7 +74,8 @@ struct MmaGemmConfig {
   std::string to_string() const;
   /// Tiling only, e.g. "w4x1 t2 f8 u2 s4" (" wg" appended for wgmma, " ws" when also
   /// warp-specialized, " kw2" for two compute warpgroups along K, " ps" when prescaled, " tma"
-  /// for TMA stage copies, " rows1x8192" when it stages act-order rows).
+  /// for TMA stage copies, " moe" when gathered, " sorted" on sorted rows, " rows1x8192" when
+  /// it stages act-order rows).
   std::string tiling() const;
   uint64_t hash() const;
   KernelSpec spec() const;

@@ -61,11 +61,11 @@ Status encode_tma_maps(const MmaGemmConfig& c, const MmaGemmParams& p, MmaGemmMa
   auto driver = cuda_driver();
   if (!driver) return driver.status();
   // Dimension 0 is K (contiguous), 1 the tokens; a box is a 64-K slab (128 bytes, the
-  // swizzle's row) of the CTA's token tile, or of one gathered row.
+  // swizzle's row) of the CTA's token tile (also of sorted rows), or of one gathered row.
   QGEMM_RETURN_IF_ERROR(encode_2d(
       **driver,
       c.act == DType::bf16() ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-      p.a, p.k, a_rows, int64_t(p.lda) * 2, 64, c.gathered ? 1 : c.block_m(),
+      p.a, p.k, a_rows, int64_t(p.lda) * 2, 64, c.gathered && !c.sorted_rows ? 1 : c.block_m(),
       CU_TENSOR_MAP_SWIZZLE_128B, &maps->act));
   // In 32-bit words: a row is one 16-row tile's codes (or table pairs) along the whole K; the
   // experts of a stack follow one another.

@@ -120,7 +120,7 @@ execute_process(
           --topk 2 --m 1,4096
   RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
 if(NOT rc EQUAL 0 OR NOT stdout MATCHES "M=1 +1 rows per expert hit: .* moe sm_90a"
-   OR NOT stdout MATCHES "M=4096 +1024 rows per expert hit: .* ws .* moe sm_90a")
+   OR NOT stdout MATCHES "M=4096 +1024 rows per expert hit: .* ws .* tma moe sorted sm_90a")
   message(FATAL_ERROR "qgemm plan --experts exited with ${rc}\n${stdout}\n${stderr}")
 endif()
 
@@ -130,7 +130,7 @@ execute_process(
           --experts 256 --topk 8 --m 1,4096
   RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
 if(NOT rc EQUAL 0 OR NOT stdout MATCHES "activations widened to bf16"
-   OR NOT stdout MATCHES "M=4096 +128 rows per expert hit: int4/g128:bf16 bf16->bf16 .* moe sm_90a"
+   OR NOT stdout MATCHES "M=4096 +128 rows per expert hit: int4/g128:bf16 bf16->bf16 .* tma moe sorted sm_90a"
    OR stdout MATCHES "e4m3 w:")
   message(FATAL_ERROR "qgemm plan --experts --act e4m3/token exited with ${rc}\n${stdout}\n${stderr}")
 endif()

@@ -130,6 +130,12 @@ TEST(GroupedLinearGpu, LayoutsEdgeCasesAndExpertParallelism) {
   // Prefill-sized routed calls take the large tiles; DeepSeek-like top 8 of 32 experts.
   check_case({"int4/g128/bf16", 32, 256, 1024, GroupedLayout::kRouted, 4096, 8}, seed += 10);
   check_case({"int4/g128/bf16", 32, 256, 1024, GroupedLayout::kRouted, 300, 8}, seed += 10, true);
+  // Routed calls on TMA tiles read a sorted copy of their rows: 2- and 6-bit codes on the
+  // 192- and 256-token tiles, and a K that is not a multiple of 8 (the copy pads the rows).
+  check_case({"int6/g128/bf16", 8, 512, 1024, GroupedLayout::kRouted, 4096, 2}, seed += 10);
+  check_case({"int2/g64/bf16", 8, 512, 1024, GroupedLayout::kRouted, 2048, 2}, seed += 10, true);
+  check_case({"int8/channel/bf16", 8, 1000, 1002, GroupedLayout::kRouted, 1000, 2}, seed += 10,
+             false, true);
   // All tokens on one expert.
   {
     GroupedCase c{"int4/g128/bf16", 4, 384, 768, GroupedLayout::kContiguous, 1000, 1};

@@ -172,6 +172,10 @@ TEST(MoeLayerGpu, MatchesReferenceAndReplaysBitForBit) {
     fp8.options.top_k = 4;
     check_gpu_moe(fp8, seed += 10);
   }
+  // Prefill: 256 rows per expert, both GEMMs on TMA tiles over rows sorted by their tile lists.
+  GpuMoeCase prefill{"int4/g128/bf16", 8, 512, 384, 1024, {}};
+  prefill.options.top_k = 2;
+  check_gpu_moe(prefill, seed += 10);
 }
 
 // The routing kernel picks the host rule's experts (moe_route, ties to the lower id) for every

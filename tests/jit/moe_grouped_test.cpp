@@ -19,7 +19,8 @@ TEST(MoeGrouped, CompilesForEveryPlannedTileWithoutSpills) {
   QGEMM_REQUIRE_NVRTC();
   std::vector<KernelSpec> specs;
   for (const char* arch : {"sm_90a", "sm_80"}) {
-    std::vector<KernelSpec> layer = {moe_tiles_spec(arch), moe_route_spec(arch)};
+    std::vector<KernelSpec> layer = {moe_tiles_spec(arch), moe_sort_rows_spec(arch),
+                                     moe_route_spec(arch)};
     for (DType t : {DType::bf16(), DType::fp16()}) {
       layer.push_back(moe_activation_spec(t, arch));
       layer.push_back(moe_reduce_spec(t, arch));
@@ -33,25 +34,40 @@ TEST(MoeGrouped, CompilesForEveryPlannedTileWithoutSpills) {
     const DeviceInfo device = *device_preset(arch);
     // DeepSeek-V3's w13 and w2 expert shapes, one odd N.
     const std::pair<int64_t, int64_t> shapes[] = {{4096, 7168}, {7168, 2048}, {1000, 2880}};
-    for (const char* format :
-         {"int4/g128/bf16", "uint4/g128/bf16/zp", "mxfp4", "int8/channel/bf16"})
+    constexpr int64_t kExperts = 32;
+    for (const char* format : {"int4/g128/bf16", "uint4/g128/bf16/zp", "mxfp4", "int8/channel/bf16",
+                               "int6/g128/bf16", "int2/g64/bf16"})
       for (const auto& [n, k] : shapes) {
-        auto plan = plan_moe_grouped(n, k, *WeightFormat::parse(format), DType::bf16(),
-                                     DType::bf16(), device);
+        const WeightFormat weight = *WeightFormat::parse(format);
+        auto plan = plan_moe_grouped(n, k, weight, DType::bf16(), DType::bf16(), device, kExperts);
         ASSERT_TRUE(plan.ok()) << format << ": " << plan.status().to_string();
-        auto dense = plan_mma_gemm(n, k, *WeightFormat::parse(format), DType::bf16(),
-                                   DType::bf16(), device);
-        ASSERT_TRUE(dense.ok()) << format << ": " << dense.status().to_string();
-        ASSERT_EQ(plan->size(), dense->size());
-        for (size_t i = 0; i < plan->size(); ++i) {
-          const MmaGemmConfig& c = (*plan)[i].config;
+        ASSERT_EQ(plan->back().max_m, INT64_MAX);
+        auto own = plan_mma_gemm(n, k, weight, DType::bf16(), DType::bf16(), device);
+        auto stack = plan_mma_gemm(n * kExperts, k, weight, DType::bf16(), DType::bf16(), device);
+        ASSERT_TRUE(own.ok() && stack.ok()) << format;
+        auto tile_at = [](const std::vector<MmaPlanEntry>& p, int64_t m) {
+          for (const MmaPlanEntry& e : p)
+            if (m <= e.max_m) return e.config;
+          return p.back().config;
+        };
+        // The expert's own tiles up to kMoeOwnPlanMaxRows rows per expert, then the stack's.
+        for (int64_t m : {1, 8, 32, 64, 65, 128, 129, 256, 1024, 4096}) {
+          const MmaGemmConfig c = tile_at(*plan, m);
+          const MmaGemmConfig dense = tile_at(m <= kMoeOwnPlanMaxRows ? *own : *stack, m);
           EXPECT_TRUE(c.gathered);
-          // The dense tile made gathered: TMA tiles stay TMA tiles (a box per gathered row).
-          EXPECT_EQ(c.tma, (*dense)[i].config.tma) << c.to_string();
+          EXPECT_EQ(c.tiling(),
+                    [&] {
+                      MmaGemmConfig d = dense;
+                      d.gathered = true;
+                      d.sorted_rows =
+                          d.tma;  // TMA tiles stay TMA tiles, on rows sorted by the list
+                      return d.tiling();
+                    }())
+              << format << " " << n << " x " << k << " M=" << m;
           // Programmatic where the dense tile is: a gathered CTA waits for its tile list first.
-          EXPECT_EQ(c.programmatic_launch(), (*dense)[i].config.programmatic_launch());
-          specs.push_back(c.spec());
+          EXPECT_EQ(c.programmatic_launch(), dense.programmatic_launch());
         }
+        for (const MmaPlanEntry& e : *plan) specs.push_back(e.config.spec());
       }
   }
   // The 8-bit-activation tiles made gathered (sm_90a): their producers copy the token rows with

@@ -147,9 +147,10 @@ void add_check_specs(const std::string& arch, SpecSet& set, std::vector<std::str
           set.add(with_act_order_rows((*plan)[i].config, rows, kCheckK).spec(),
                   str("act-order rows 1-", rows));
       }
-    // The grouped MoE tiles of the same layer (gathered rows, cp.async stage copies).
+    // The grouped MoE tiles of the same layer in a stack of 8 (gathered rows by cp.async, or
+    // sorted rows by TMA).
     if (auto grouped = plan_moe_grouped(kCheckN, kCheckK, weight, *parse_dtype(f.act),
-                                        *parse_dtype(f.out), device)) {
+                                        *parse_dtype(f.out), device, 8)) {
       for (size_t i = 0; i < grouped->size(); ++i)
         set.add((*grouped)[i].config.spec(), "moe " + m_range(*grouped, i));
     } else {
@@ -186,6 +187,7 @@ void add_check_specs(const std::string& arch, SpecSet& set, std::vector<std::str
       }
   }
   set.add(moe_tiles_spec(arch));
+  set.add(moe_sort_rows_spec(arch));
   set.add(moe_route_spec(arch));
   for (DType t : {DType::bf16(), DType::fp16()}) {
     set.add(moe_activation_spec(t, arch));

@@ -74,7 +74,8 @@ int plan_grouped(const PlanOptions& o, LayerProblem p) {
   std::vector<MmaPlanEntry> plan;
   if (!act8) {
     const LayerProblem q = p.act.is_quantized() ? widened_problem(p) : p;
-    auto planned = plan_moe_grouped(q.n, q.k, q.weight, q.act.type, q.out, q.device_info);
+    auto planned =
+        plan_moe_grouped(q.n, q.k, q.weight, q.act.type, q.out, q.device_info, q.experts);
     if (!planned) return fail(planned.status());
     plan = std::move(*planned);
   }
