@@ -224,8 +224,7 @@ class GroupedJitLayer final : public PreparedGrouped {
     p.groups = w_.groups;
     p.k_stages = c.k_stages(problem_.k);
     p.rows = positions;
-    if (!c.sorted_rows)  // sorted tiles take their row shift from the tile list
-      p.a_div = args.layout == GroupedLayout::kRouted && !args.a_per_slot ? args.top_k : 1;
+    if (!c.sorted_rows) p.a_div = a_div(args);  // sorted tiles take a row shift per tile
     MoeGroupParams g{};
     g.tiles = tile_list;
     g.code_stride = static_cast<i64>(w_.code_bytes);
@@ -249,7 +248,7 @@ class GroupedJitLayer final : public PreparedGrouped {
     MoeSortRowsParams s{};
     s.a = static_cast<const u16*>(args.a);
     s.lda = problem_.k;
-    s.a_div = args.layout == GroupedLayout::kRouted && !args.a_per_slot ? args.top_k : 1;
+    s.a_div = a_div(args);
     s.order = order;
     s.rows = static_cast<i32>(grouped_slots(args));
     s.k = static_cast<i32>(problem_.k);
@@ -260,6 +259,10 @@ class GroupedJitLayer final : public PreparedGrouped {
         std::clamp<int64_t>(s.rows, 1, 8 * int64_t(problem_.device_info.multiprocessors));
     return launch_z_clusters(sort_kernel_, static_cast<unsigned>(blocks), 1, 1, 1,
                              grouped_programmatic(problem_), stream, s);
+  }
+  /// Slot s reads row s / a_div of A: top-k for routed tokens, 1 for a row per slot or position.
+  static int a_div(const GroupedArgs& a) {
+    return a.layout == GroupedLayout::kRouted && !a.a_per_slot ? a.top_k : 1;
   }
   /// Routed calls on TMA tiles read a copy of their rows sorted by the tile list.
   static bool sorts(const GroupedArgs& a, const MmaGemmConfig& c) {

@@ -41,15 +41,6 @@ Expected<std::vector<MmaPlanEntry>> plan_moe_grouped(int64_t n, int64_t k,
     // are the dense tiles' (MmaGemm::kSortedRows). Copied row by row by the copy warpgroup
     // instead, the 256-token tile of one 128-K unit a stage (2- and 6-bit codes) spills.
     e.config.sorted_rows = e.config.tma;
-    // A 256-token tile the grouped form cannot take runs as the plan's 128-token tile.
-    if (!e.config.validate().ok() && e.config.frags_m > 16)
-      for (const MmaPlanEntry& other : plan)
-        if (other.config.frags_m == 16 && other.config.warp_specialized) {
-          e.config = other.config;
-          e.config.gathered = true;
-          e.config.sorted_rows = e.config.tma;
-          break;
-        }
     QGEMM_RETURN_IF_ERROR(e.config.validate());
   }
   return plan;
